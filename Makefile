@@ -1,0 +1,74 @@
+# Two commands matter: `make demo` (grade a sample class end to end) and `make test`.
+# Every target sets up the local virtual environment on first use.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+ASSIGNMENTS := 16-asymmetric-pipeline
+SUBMISSIONS ?= submitted
+OUT ?= build/grading
+export PATH := $(abspath $(BIN)):$(PATH)
+export MPLBACKEND := Agg
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: help setup lab release check-release test lint demo grade export formgrader bench goldens clean
+
+help:
+	@echo "make demo     grade a sample class end to end (sets everything up)"
+	@echo "make test     the whole test-suite (what CI runs)"
+	@echo "make lab      open JupyterLab on lessons/"
+	@echo "make release  regenerate lessons/ from solutions/ with nbgrader"
+	@echo "make grade SUBMISSIONS=dir [OUT=dir]   grade a real class"
+	@echo "make export [OUT=dir]    final CSV after review in formgrader"
+	@echo "make formgrader [OUT=dir]  review written answers in nbgrader's formgrader"
+	@echo "make bench    speed figures (engine vs nbgrader autograde, pipelab)"
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "Python >= 3.11 is required (found $$($(PYTHON) --version))"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+setup: $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=lessons
+
+release: $(STAMP)
+	$(PY) -m autograder.release $(ASSIGNMENTS)
+
+check-release: $(STAMP)
+	$(PY) -m autograder.release --check $(ASSIGNMENTS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(PY) -m pytest -q
+
+demo: $(STAMP)
+	$(PY) -m autograder demo --out build/demo
+
+grade: $(STAMP)
+	$(PY) -m autograder grade $(SUBMISSIONS) --out $(OUT)
+
+export: $(STAMP)
+	$(PY) -m autograder export --out $(OUT)
+
+formgrader: $(STAMP)
+	$(PY) -m autograder formgrader --out $(OUT)
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+goldens: $(STAMP)
+	$(PY) tools/make_goldens.py
+
+clean:
+	rm -rf build .pytest_cache
