@@ -1,0 +1,120 @@
+"""The grading data model: what one submission earned, item by item, as plain JSON-able data."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+EXECUTED = "executed"
+STATIC_REVIEW = "static review"
+
+
+@dataclass
+class TestOutcome:
+    """One hidden test: its name, the rubric item it belongs to, and what the student should read."""
+
+    name: str
+    item: str
+    weight: float
+    passed: bool
+    message: str = ""
+    edge: bool = False
+
+
+@dataclass
+class ItemResult:
+    """One rubric item. ``score`` is what counts now: the test score for code, and for written answers
+    the confirmed score if the instructor set one, else the suggestion."""
+
+    id: str
+    kind: str  # "code" | "written"
+    points: float
+    score: float
+    mode: str  # EXECUTED | STATIC_REVIEW
+    description: str = ""
+    tests: list[TestOutcome] = field(default_factory=list)
+    evidence: list[dict] = field(default_factory=list)  # written: [{"criterion", "met", "quote", "note"}]
+    suggestion: float | None = None
+    confirmed: float | None = None
+    message: str = ""
+
+
+@dataclass
+class SubmissionResult:
+    student_id: str
+    assignment_id: str
+    notebook: str
+    status: str = "ok"  # "ok" or a short reason the notebook could not be (fully) graded
+    isolation: str = ""
+    items: list[ItemResult] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)  # notes for the student (cell errors, tampering, ...)
+    submission_sha256: str = ""
+    duration_s: float = 0.0
+    pass_line: float = 0.0
+
+    # -- derived values -------------------------------------------------------------------------
+    def item(self, item_id: str) -> ItemResult:
+        for it in self.items:
+            if it.id == item_id:
+                return it
+        raise KeyError(item_id)
+
+    @property
+    def code_total(self) -> float:
+        return round(sum(it.score for it in self.items if it.kind == "code"), 4)
+
+    @property
+    def total(self) -> float:
+        return round(sum(it.score for it in self.items), 4)
+
+    @property
+    def max_total(self) -> float:
+        return sum(it.points for it in self.items)
+
+    @property
+    def passed(self) -> bool:
+        return self.total >= self.pass_line - 1e-9
+
+    @property
+    def provisional(self) -> bool:
+        return any(it.kind == "written" and it.confirmed is None for it in self.items)
+
+    # -- serialisation ----------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SubmissionResult:
+        items = []
+        for it in data.get("items", []):
+            it = dict(it)
+            it["tests"] = [TestOutcome(**t) for t in it.get("tests", [])]
+            items.append(ItemResult(**it))
+        return cls(**{**data, "items": items})
+
+    def save(self, path: Path) -> None:
+        atomic_write_text(path, json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> SubmissionResult:
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` so that readers see the old file or the new one, never a torn one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
