@@ -1,0 +1,469 @@
+"""The process that runs a submission's code. It is started inside the sandbox and imports nothing
+from the grader: this file is bind-mounted alone, read-only.
+
+It is a *zygote*: it starts once per worker slot, pays for the interpreter and numpy once, then forks
+one child per submission (and again after a crash or timeout). Only the child runs student code.
+
+Channels:
+  * ``ctrl`` (fd given on the command line): a Unix socket to the grader. Length-prefixed JSON.
+    The zygote answers ``spawn`` by forking a child and passing the grader the child's own socket
+    (SCM_RIGHTS), and ``reap`` by killing every process the child left and cleaning its files.
+  * the child's socket: ``ready`` after the notebook's cells ran, then one answer per ``call``.
+  * the child's stdout/stderr go to a pipe the zygote drains and caps; they never reach a channel
+    the grader reads results from, so printing cannot change a score.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+import os
+import resource
+import shutil
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+import traceback
+
+try:  # paid once here, not once per submission
+    import numpy as np
+except Exception:  # pragma: no cover - numpy is always installed
+    np = None
+
+HEADER = struct.Struct("!I")
+MAX_MESSAGE = 64 * 1024 * 1024
+OUTPUT_KEEP = 8 * 1024
+MAX_ITEMS = 2_000_000
+
+
+# -- framing ----------------------------------------------------------------------------------------
+def send(sock: socket.socket, obj) -> None:
+    data = json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    sock.sendall(HEADER.pack(len(data)) + data)
+
+
+def recv(sock: socket.socket):
+    head = _recv_exact(sock, HEADER.size)
+    if head is None:
+        return None
+    (size,) = HEADER.unpack(head)
+    if size > MAX_MESSAGE:
+        raise ValueError("message too large")
+    body = _recv_exact(sock, size)
+    return None if body is None else json.loads(body.decode("utf-8"))
+
+
+def _recv_exact(sock: socket.socket, size: int):
+    chunks, got = [], 0
+    while got < size:
+        chunk = sock.recv(min(size - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+# -- plain data out -----------------------------------------------------------------------------------
+def _qualname(obj) -> str:
+    cls = type(obj)
+    try:
+        return f"{type.__getattribute__(cls, '__module__')}.{type.__getattribute__(cls, '__qualname__')}"
+    except Exception:
+        return "<unknown type>"
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = MAX_ITEMS
+
+    def take(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise OverflowError("result too large")
+
+
+def to_plain(x, budget: _Budget, depth: int = 0):
+    """Return (value, types): ``value`` holds only JSON types, read through the base classes' own
+    slots, so a subclass's ``__eq__``, ``__iter__``, ``__float__`` … are never consulted."""
+    budget.take()
+    if depth > 50:
+        raise OverflowError("result nested too deeply")
+    exact = type(x)
+    if x is None:
+        return None, "NoneType"
+    if exact is bool:
+        return (x is True), "bool"
+    if isinstance(x, float):  # float, numpy.float64 and any subclass
+        value = float.__float__(x)
+        name = "float" if exact is float else _qualname(x)
+        return _finite(value), name
+    if isinstance(x, int):
+        name = "int" if exact is int else _qualname(x)
+        return int.__index__(x), name
+    if isinstance(x, str):
+        return str.__str__(x), ("str" if exact is str else _qualname(x))
+    if isinstance(x, list | tuple):
+        base = list if isinstance(x, list) else tuple
+        n = base.__len__(x)
+        values, types = [], []
+        for i in range(n):
+            v, t = to_plain(base.__getitem__(x, i), budget, depth + 1)
+            values.append(v)
+            types.append(t)
+        name = base.__name__ if exact is base else _qualname(x)
+        return values, [name, types]
+    if isinstance(x, dict):
+        values, types = {}, {}
+        for k, v in dict.items(x):
+            if not isinstance(k, str):
+                k = repr(k) if isinstance(k, int | float) else "<key>"
+            pv, pt = to_plain(v, budget, depth + 1)
+            values[str.__str__(k)] = pv
+            types[str.__str__(k)] = pt
+        return values, ["dict" if exact is dict else _qualname(x), types]
+    if np is not None and isinstance(x, np.generic):
+        item = np.generic.item(x)
+        if isinstance(item, complex) or not isinstance(item, bool | int | float):
+            return None, f"unsupported:{_qualname(x)}"
+        v, _ = to_plain(item, budget, depth + 1)
+        return v, _qualname(x)
+    if np is not None and isinstance(x, np.ndarray):
+        if x.dtype.kind not in "biuf":
+            return None, f"unsupported:numpy.ndarray[{x.dtype}]"
+        for _ in range(int(x.size)):
+            budget.take()
+        v, _ = to_plain(np.ndarray.tolist(np.asarray(x)), budget, depth + 1)
+        return v, ["numpy.ndarray", str(x.dtype), list(x.shape)]
+    return None, f"unsupported:{_qualname(x)}"
+
+
+def _finite(value: float):
+    if math.isfinite(value):
+        return value
+    return {"__float__": repr(value)}
+
+
+# -- tagged JSON in ----------------------------------------------------------------------------------
+def from_json(x):
+    if isinstance(x, list):
+        return [from_json(v) for v in x]
+    if isinstance(x, dict):
+        if "__tuple__" in x:
+            return tuple(from_json(v) for v in x["__tuple__"])
+        if "__ndarray__" in x:
+            return np.array(from_json(x["__ndarray__"]), dtype=x.get("dtype", "float64"))
+        if "__float__" in x:
+            return float(x["__float__"])
+        if "__dict__" in x:
+            return {from_json(k): from_json(v) for k, v in x["__dict__"]}
+        return {k: from_json(v) for k, v in x.items()}
+    return x
+
+
+# -- the child: one submission -------------------------------------------------------------------------
+def describe_exception(exc: BaseException) -> dict:
+    mro = []
+    try:
+        for cls in type(exc).__mro__:
+            if type.__getattribute__(cls, "__module__") == "builtins":
+                mro.append(type.__getattribute__(cls, "__name__"))
+    except Exception:
+        pass
+    try:
+        message = str(exc)[:2000]
+    except BaseException:
+        message = "<unprintable>"
+    try:
+        name = type.__getattribute__(type(exc), "__name__")
+    except Exception:
+        name = "<exception>"
+    return {"type": str.__str__(name) if isinstance(name, str) else "<exception>", "mro": mro, "message": message}
+
+
+def resolve(namespace: dict, target: str):
+    head, *rest = target.split(".")
+    if head not in namespace:
+        raise LookupError(f"the notebook defines no name {head!r}")
+    obj = namespace[head]
+    if isinstance(obj, type) and rest:
+        obj = obj()
+    for part in rest:
+        obj = getattr(obj, part)
+    return obj
+
+
+def run_child(chan: socket.socket, cells: list, limits: dict) -> None:
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    cell_errors = []
+    for index, source in cells:
+        try:
+            code = compile(source, f"<cell {index}>", "exec")
+            exec(code, namespace)  # noqa: S102 - running the submission is the point
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt in a cell cost only that cell
+            tb = traceback.format_exception_only(type(exc), exc)
+            cell_errors.append({"cell": index, "error": "".join(tb).strip()[-600:]})
+    names = sorted(k for k in namespace if not k.startswith("__"))[:200]
+    send(chan, {"ready": True, "cell_errors": cell_errors, "names": names})
+    while True:
+        request = recv(chan)
+        if request is None or request.get("op") == "end":
+            return
+        answer = {"id": request.get("id")}
+        try:
+            args = from_json(request.get("args", []))
+            kwargs = from_json(request.get("kwargs", {}))
+            fn = resolve(namespace, request["target"])
+            result = fn(*args, **kwargs)
+            answer["value"], answer["types"] = to_plain(result, _Budget())
+        except BaseException as exc:  # noqa: BLE001 - any failure is the student's answer
+            if isinstance(exc, SystemExit):
+                answer["error"] = {"type": "SystemExit", "mro": ["SystemExit", "BaseException"], "message": str(exc)}
+            else:
+                answer["error"] = describe_exception(exc)
+        try:
+            answer["args_after"], _ = to_plain(args, _Budget())
+            answer["kwargs_after"], _ = to_plain(kwargs, _Budget())
+        except BaseException:
+            answer["args_after"], answer["kwargs_after"] = None, None
+        send(chan, answer)
+
+
+def child_main(chan: socket.socket, out_w: int, workdir: str, cells: list, limits: dict) -> None:
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_w, 1)
+    os.dup2(out_w, 2)
+    keep = {0, 1, 2, chan.fileno()}
+    for fd in _open_fds():
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    os.chdir(workdir)
+    cpu = int(limits.get("cpu_seconds", 60))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    fsize = int(limits.get("file_bytes", 16 << 20))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    mem = int(limits.get("address_space_bytes", 0))
+    if mem:
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    nproc = int(limits.get("processes", 0))
+    if nproc:
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
+    code = 0
+    try:
+        run_child(chan, cells, limits)
+    except BaseException:
+        code = 3
+    finally:
+        try:
+            sys.stdout.flush()
+        except BaseException:
+            pass
+    os._exit(code)
+
+
+def _open_fds() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 256))
+
+
+# -- the zygote --------------------------------------------------------------------------------------
+class Zygote:
+    def __init__(self, ctrl: socket.socket, scratch: str, in_sandbox: bool) -> None:
+        self.ctrl = ctrl
+        self.scratch = scratch
+        self.in_sandbox = in_sandbox
+        self.child_pid = 0
+        self.counter = 0
+        self.output = bytearray()
+        self.output_bytes = 0
+        self.drain = None
+        self.workdir = ""
+
+    def serve(self) -> None:
+        while True:
+            msg = recv(self.ctrl)
+            if msg is None or msg.get("op") == "quit":
+                self.reap()
+                return
+            if msg["op"] == "spawn":
+                self.reap()
+                self.spawn(msg)
+            elif msg["op"] == "reap":
+                send(self.ctrl, self.reap())
+
+    def spawn(self, msg: dict) -> None:
+        self.counter += 1
+        self.workdir = os.path.join(self.scratch, f"sub-{self.counter}")
+        os.makedirs(self.workdir, mode=0o700)
+        for name, text in msg.get("files", {}).items():
+            with open(os.path.join(self.workdir, os.path.basename(name)), "w", encoding="utf-8") as fh:
+                fh.write(text)
+        parent_end, child_end = socket.socketpair()
+        out_r, out_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child
+            try:
+                self.ctrl.close()
+                parent_end.close()
+                os.close(out_r)
+                child_main(child_end, out_w, self.workdir, msg.get("cells", []), msg.get("limits", {}))
+            finally:
+                os._exit(4)
+        child_end.close()
+        os.close(out_w)
+        self.child_pid = pid
+        self.output = bytearray()
+        self.output_bytes = 0
+        self.drain = threading.Thread(target=self._drain, args=(out_r,), daemon=True)
+        self.drain.start()
+        socket.send_fds(self.ctrl, [HEADER.pack(0)], [parent_end.fileno()])
+        parent_end.close()
+
+    def _drain(self, fd: int) -> None:
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.output_bytes += len(chunk)
+            room = OUTPUT_KEEP - len(self.output)
+            if room > 0:
+                self.output += chunk[:room]
+        os.close(fd)
+
+    def reap(self) -> dict:
+        report = {"reaped": True, "exit": None, "stray": 0}
+        if not self.child_pid:
+            return report
+        report["stray"] = self._kill_everything()
+        try:
+            _, status = os.waitpid(self.child_pid, 0)
+            report["exit"] = os.waitstatus_to_exitcode(status)
+        except ChildProcessError:
+            pass
+        self.child_pid = 0
+        if self.drain is not None:
+            self.drain.join(timeout=2.0)
+        report["output"] = self.output.decode("utf-8", "replace")
+        report["output_bytes"] = self.output_bytes
+        report["clean"] = self._clean_files()
+        return report
+
+    def _kill_everything(self) -> int:
+        """Kill the child and every process it started, even those that changed session."""
+        me = os.getpid()
+        stray = 0
+        for _round in range(50):
+            victims = self._descendants(me)
+            if not victims:
+                return stray
+            stray = max(stray, len(victims))
+            for pid in victims:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self._reap_zombies()
+            time.sleep(0.002)
+        return -1  # could not converge: the grader tears the sandbox down
+
+    def _descendants(self, me: int) -> list[int]:
+        if self.in_sandbox:  # our own PID namespace: everything but bwrap's init and us
+            pids = []
+            for name in os.listdir("/proc"):
+                if name.isdigit() and int(name) not in (1, me):
+                    pids.append(int(name))
+            return pids
+        # fallback: the child's session (processes that left it escape; SECURITY.md says so)
+        pids = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) == me:
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+                ppid, sid = int(fields[1]), int(fields[3])
+            except (OSError, IndexError, ValueError):
+                continue
+            if sid == self.child_pid or ppid == me:
+                pids.append(int(name))
+        return pids
+
+    @staticmethod
+    def _reap_zombies() -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def _clean_files(self) -> bool:
+        ok = True
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.in_sandbox:
+            for name in os.listdir("/tmp"):
+                path = os.path.join("/tmp", name)
+                if path == self.scratch:
+                    continue
+                try:
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path)
+                    else:
+                        os.unlink(path)
+                except OSError:
+                    ok = False
+        return ok
+
+
+def _harden_imports(hidden: list[str]) -> None:
+    """Make the course library and the grader unimportable (the sandbox already hides their files;
+    this matters for the fallback without a sandbox)."""
+    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
+    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__name__.lower()]
+    hidden_real = {os.path.realpath(h) for h in hidden}
+    sys.path[:] = [p for p in sys.path if p and os.path.realpath(p) not in hidden_real]
+    for name in list(sys.modules):
+        if name.split(".")[0] in {"pipelab", "autograder"}:
+            del sys.modules[name]
+
+
+def main(argv: list[str]) -> None:
+    ctrl_fd = int(argv[1])
+    scratch = argv[2]
+    in_sandbox = argv[3] == "sandbox"
+    hidden = argv[4:]
+    _harden_imports(hidden)
+    try:  # a child must not be able to read this process's memory or ptrace it
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER = 36
+    except Exception:
+        pass
+    os.makedirs(scratch, exist_ok=True)
+    ctrl = socket.socket(fileno=ctrl_fd)
+    send(ctrl, {"hello": True, "pid": os.getpid(), "numpy": bool(np)})
+    Zygote(ctrl, scratch, in_sandbox).serve()
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,129 @@
+"""What hidden tests import: the rubric-item decorator, argument wrappers and the call result.
+
+Tests run in the grader process. They never see a student's objects, only plain JSON data that the
+sandboxed worker sent back, so nothing a student returns is compared with its own ``__eq__``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class CallTimeout(AssertionError):
+    """The student's code did not answer within the per-call time limit."""
+
+
+class WorkerCrashed(AssertionError):
+    """The student's process died (crash, sys.exit, os._exit, killed by a resource limit)."""
+
+
+def item(item_id: str, weight: float = 1.0, edge: bool = False):
+    """Attach a hidden test to a rubric item. ``edge=True`` marks edge-case/validation tests."""
+
+    def mark(fn):
+        fn.rubric_item = item_id
+        fn.rubric_weight = float(weight)
+        fn.rubric_edge = bool(edge)
+        try:  # also visible to pytest as a marker, so ``pytest -m simulator`` selects an item's tests
+            import pytest
+
+            fn = getattr(pytest.mark, item_id)(fn)
+        except ImportError:  # pragma: no cover - pytest is always installed with the grader
+            pass
+        return fn
+
+    return mark
+
+
+def approx(got: Any, expected: float, rel: float = 1e-9, abs_tol: float = 1e-9) -> bool:
+    """True if ``got`` is a real number (not bool) close to ``expected``."""
+    if isinstance(got, bool) or not isinstance(got, int | float):
+        return False
+    if math.isnan(expected):
+        return isinstance(got, float) and math.isnan(got)
+    return math.isclose(float(got), float(expected), rel_tol=rel, abs_tol=abs_tol)
+
+
+@dataclass(frozen=True)
+class Tuple:
+    """Pass this argument to the student's code as a ``tuple``."""
+
+    items: tuple
+
+    def __init__(self, *items):
+        object.__setattr__(self, "items", tuple(items[0]) if len(items) == 1 else tuple(items))
+
+
+@dataclass(frozen=True)
+class Array:
+    """Pass this argument to the student's code as a ``numpy.ndarray``."""
+
+    values: list
+    dtype: str = "float64"
+
+
+def encode_arg(value: Any) -> Any:
+    """Turn a test's argument into tagged JSON for the worker (tuples, arrays, non-finite floats)."""
+    if isinstance(value, Tuple):
+        return {"__tuple__": [encode_arg(v) for v in value.items]}
+    if isinstance(value, Array):
+        return {"__ndarray__": [encode_arg(v) for v in value.values], "dtype": value.dtype}
+    if isinstance(value, bool) or value is None or isinstance(value, int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"__float__": repr(value)}
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode_arg(v) for v in value]}
+    if isinstance(value, list):
+        return [encode_arg(v) for v in value]
+    if isinstance(value, dict):
+        return {"__dict__": [[encode_arg(k), encode_arg(v)] for k, v in value.items()]}
+    raise TypeError(f"hidden tests may only pass JSON-like data, not {type(value).__name__}")
+
+
+@dataclass
+class Result:
+    """What came back from one call into the student's code."""
+
+    target: str
+    value: Any = None
+    types: Any = None
+    error: dict | None = None  # {"type": name, "mro": [names], "message": str}
+    args_after: list = field(default_factory=list)
+    kwargs_after: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def raised(self, exc_name: str) -> bool:
+        """True if the call raised an instance of the builtin exception ``exc_name``."""
+        return self.error is not None and exc_name in self.error.get("mro", [])
+
+    def describe_failure(self) -> str:
+        if self.error is None:
+            return ""
+        short = self.target.rsplit(".", 1)[-1]
+        msg = self.error.get("message", "")
+        if len(msg) > 160:
+            msg = msg[:157] + "..."
+        return f"{short} 抛出了 {self.error.get('type')}: {msg}"
+
+
+def type_name(types: Any) -> str:
+    """The top-level type name of a ``Result.types`` tree."""
+    return types[0] if isinstance(types, list) else str(types)
+
+
+def is_real(types: Any) -> bool:
+    """A Python float/int or a numpy floating/integer scalar (bool excluded)."""
+    name = type_name(types)
+    return name in {"float", "int"} or (name.startswith("numpy.") and ("float" in name or "int" in name))
+
+
+def is_float(types: Any) -> bool:
+    """A Python float, or a numpy floating scalar (``numpy.float64`` …)."""
+    name = type_name(types)
+    return name == "float" or (name.startswith("numpy.float"))
