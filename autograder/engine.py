@@ -168,23 +168,21 @@ class Submission:
     limits: Limits
     deadline: float
     ready: dict | None = None
-    load_error: str = ""
+    load_error: Exception | None = None
     spawns: int = 0
     cell_errors: list = field(default_factory=list)
-    max_spawns: int = 8
 
     def _ensure(self) -> None:
         if self.ready is not None:
             return
-        if self.load_error and self.spawns >= self.max_spawns:
-            raise WorkerCrashed(self.load_error)
+        if self.load_error is not None:  # the notebook's code itself never finished loading: fail fast
+            raise self.load_error
         self._check_deadline()
         self.spawns += 1
         try:
             self.ready = self.worker.spawn(self.cells)
         except (CallTimeout, WorkerCrashed) as exc:
-            self.load_error = str(exc)
-            self.ready = None
+            self.load_error = exc
             raise
         if not self.cell_errors:
             self.cell_errors = self.ready.get("cell_errors", [])
@@ -254,6 +252,8 @@ def score_items(assignment: Assignment, outcomes: list[TestOutcome], answers: di
 
 # -- grading one piece of code / one notebook ---------------------------------------------------------
 _local = threading.local()
+_all_workers: list[Worker] = []
+_workers_lock = threading.Lock()
 
 
 def _worker_for(limits: Limits, isolation: str) -> Worker:
@@ -263,16 +263,20 @@ def _worker_for(limits: Limits, isolation: str) -> Worker:
     if pool is None:
         pool = _local.workers = {}
     worker = pool.get(key)
-    if worker is None:
+    if worker is None or worker.proc is None:  # new thread, or stopped by shutdown_workers()
         worker = pool[key] = Worker(limits, mode=isolation)
         worker.start()
+        with _workers_lock:
+            _all_workers.append(worker)
     return worker
 
 
 def shutdown_workers() -> None:
-    for worker in getattr(_local, "workers", {}).values():
-        worker.stop()
-    _local.workers = {}
+    """Stop every sandbox this process started (all threads)."""
+    with _workers_lock:
+        for worker in _all_workers:
+            worker.stop()
+        _all_workers.clear()
 
 
 def grade_extracted(assignment: Assignment, extracted: Extracted, isolation: str,
@@ -320,12 +324,12 @@ def grade_notebook(assignment: Assignment, path: Path, student_id: str, isolatio
                    confirmed: dict | None = None) -> SubmissionResult:
     started = time.monotonic()
     result = SubmissionResult(student_id, assignment.id, assignment.notebook, isolation=isolation_text,
-                              pass_line=assignment.pass_line)
+                              pass_line=assignment.pass_line, grader=assignment.fingerprint)
     try:
         extracted = extract(path, assignment.cells, assignment.written_ids)
     except UnreadableNotebook as exc:
         result.status = str(exc)
-        result.items = _zero_items(assignment, str(exc))
+        result.items = zero_items(assignment, str(exc))
         result.duration_s = round(time.monotonic() - started, 4)
         return result
     result.submission_sha256 = extracted.sha256
@@ -339,7 +343,7 @@ def grade_notebook(assignment: Assignment, path: Path, student_id: str, isolatio
     return result
 
 
-def _zero_items(assignment: Assignment, why: str) -> list[ItemResult]:
+def zero_items(assignment: Assignment, why: str) -> list[ItemResult]:
     return [ItemResult(spec["id"], spec["kind"], float(spec["points"]), 0.0,
                        EXECUTED if spec["kind"] == "code" else STATIC_REVIEW, spec.get("description", ""),
                        suggestion=0.0 if spec["kind"] == "written" else None, message=why)

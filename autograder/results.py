@@ -54,6 +54,7 @@ class SubmissionResult:
     submission_sha256: str = ""
     duration_s: float = 0.0
     pass_line: float = 0.0
+    grader: str = ""  # fingerprint of the rubric, hidden tests and release that produced this result
 
     # -- derived values -------------------------------------------------------------------------
     def item(self, item_id: str) -> ItemResult:

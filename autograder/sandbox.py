@@ -36,7 +36,7 @@ FALLBACK = "fallback: resource limits + scrubbed environment + temporary directo
 @dataclass(frozen=True)
 class Limits:
     call_timeout: float = 2.0  # wall clock per call into student code
-    load_timeout: float = 10.0  # wall clock to run the notebook's cells
+    load_timeout: float = 5.0  # wall clock to run the notebook's cells
     submission_timeout: float = 60.0  # wall clock for one submission, all calls included
     cpu_seconds: int = 60
     address_space_bytes: int = 4 << 30

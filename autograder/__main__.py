@@ -1,0 +1,153 @@
+"""Command line: ``python -m autograder {grade,export,demo,formgrader,collect,check}``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _table(results, out: Path) -> str:
+    """The class table: one row per student and assignment, provisional marks flagged."""
+    columns = list(dict.fromkeys(it.id for r in results for it in r.items))
+    head = ["student", "assignment", *columns, "total", "pass", "status"]
+    rows = []
+    for r in results:
+        scores = {it.id: it for it in r.items}
+        cells = [r.student_id, r.assignment_id]
+        for c in columns:
+            it = scores.get(c)
+            if it is None:
+                cells.append("")
+            elif it.kind == "written" and it.confirmed is None:
+                cells.append(f"{it.score:g}?")
+            else:
+                cells.append(f"{it.score:g}")
+        cells.append(f"{r.total:g}/{r.max_total:g}" + ("?" if r.provisional else ""))
+        cells.append("PASS" if r.passed else "fail")
+        cells.append(r.status if len(r.status) <= 48 else r.status[:45] + "...")
+        rows.append(cells)
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
+    lines = ["  ".join(str(x).ljust(w) for x, w in zip(head, widths, strict=False))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False)) for row in rows]
+    n_pass = sum(r.passed for r in results)
+    lines.append("")
+    lines.append(f"{len(results)} submissions, {n_pass} pass. '?' = provisional: a written answer's suggested "
+                 "score (static review) awaits confirmation in formgrader.")
+    lines.append(f"grades: {out / 'grades.csv'}   feedback: {out / 'feedback'}   gradebook: {out / 'gradebook.db'}")
+    return "\n".join(lines)
+
+
+def cmd_grade(args) -> int:
+    from .batch import grade_class
+
+    results = grade_class(Path(args.submissions), Path(args.out), isolation=args.isolation, jobs=args.jobs,
+                          only=args.assignment, force=args.force, quiet=args.quiet)
+    if not args.quiet:
+        print(_table(results, Path(args.out).resolve()))
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .export import export
+
+    path = export(Path(args.out))
+    print(path)
+    if not args.quiet:
+        print(path.read_text(encoding="utf-8"), end="")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from .batch import grade_class
+    from .demo import build_sample_class
+
+    out = Path(args.out).resolve()
+    submissions = build_sample_class(out / "sample-class")
+    print(f"sample class: {submissions}", file=sys.stderr)
+    results = grade_class(submissions, out / "grading", isolation=args.isolation, jobs=args.jobs, force=True)
+    print(_table(results, out / "grading"))
+    print(f"\nReview written answers: make formgrader OUT={out / 'grading'}")
+    return 0
+
+
+def cmd_formgrader(args) -> int:
+    from .formgrader import serve
+
+    serve(Path(args.out), port=args.port, open_browser=not args.no_browser)
+    return 0
+
+
+def cmd_collect(args) -> int:
+    from .collect import collect
+
+    report = collect([Path(p) for p in args.zips], Path(args.dest), assignment=args.assignment)
+    for line in report:
+        print(line)
+    return 0
+
+
+def cmd_check(args) -> int:
+    """Validate rubrics and hidden tests of every assignment (what an instructor runs after editing)."""
+    from .batch import known_assignments
+    from .engine import RubricError, load_assignment
+
+    bad = 0
+    for name, directory in known_assignments().items():
+        try:
+            a = load_assignment(directory)
+            print(f"ok  {name}: {len(a.tests)} hidden tests, items {[it['id'] for it in a.items]}")
+        except RubricError as exc:
+            bad += 1
+            print(f"BAD {name}: {exc}")
+    return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("grade", help="grade SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb into OUT")
+    g.add_argument("submissions")
+    g.add_argument("--out", required=True, help="output course directory (gradebook, feedback, grades.csv)")
+    g.add_argument("--assignment", action="append", help="grade only this assignment (repeatable)")
+    g.add_argument("--jobs", type=int, default=None, help="parallel sandboxes (default: number of cores)")
+    g.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto",
+                   help="auto: bubblewrap if usable, else the fallback; bwrap: require it")
+    g.add_argument("--force", action="store_true", help="regrade even unchanged submissions")
+    g.add_argument("--quiet", action="store_true")
+    g.set_defaults(func=cmd_grade)
+
+    e = sub.add_parser("export", help="write OUT/grades.csv with the scores confirmed in formgrader")
+    e.add_argument("--out", default="build/grading")
+    e.add_argument("--quiet", action="store_true")
+    e.set_defaults(func=cmd_export)
+
+    d = sub.add_parser("demo", help="build a sample class from the release and grade it")
+    d.add_argument("--out", default="build/demo")
+    d.add_argument("--jobs", type=int, default=None)
+    d.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto")
+    d.set_defaults(func=cmd_demo)
+
+    f = sub.add_parser("formgrader", help="open nbgrader's formgrader on a grading output directory")
+    f.add_argument("--out", default="build/grading")
+    f.add_argument("--port", type=int, default=None)
+    f.add_argument("--no-browser", action="store_true")
+    f.set_defaults(func=cmd_formgrader)
+
+    c = sub.add_parser("collect", help="unpack LMS zip downloads into the submitted layout")
+    c.add_argument("zips", nargs="+")
+    c.add_argument("--dest", required=True)
+    c.add_argument("--assignment", required=True)
+    c.set_defaults(func=cmd_collect)
+
+    k = sub.add_parser("check", help="validate every rubric and its hidden tests")
+    k.set_defaults(func=cmd_check)
+
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

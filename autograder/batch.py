@@ -1,0 +1,209 @@
+"""Grade a whole class: ``SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb`` → OUT (an nbgrader
+course directory with the gradebook, autograded copies, feedback pages, results JSON, grades.csv).
+
+Submissions are graded in parallel (one sandboxed zygote per job); everything that writes the
+gradebook or OUT happens here in the grader's main thread, one student at a time, each committed
+atomically, so an interrupted batch re-runs to the same state.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import feedback, gradebook
+from .engine import (
+    AUTOGRADER_DIR,
+    ROOT,
+    Assignment,
+    RubricError,
+    grade_notebook,
+    load_assignment,
+    shutdown_workers,
+    zero_items,
+)
+from .results import SubmissionResult
+
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$")
+
+
+@dataclass
+class Job:
+    student_id: str
+    assignment_id: str
+    path: Path | None
+    problem: str = ""
+
+
+def known_assignments() -> dict[str, Path]:
+    return {p.parent.name: p.parent for p in sorted(AUTOGRADER_DIR.glob("*/rubric.yaml"))}
+
+
+def discover(submissions: Path, only: list[str] | None = None) -> list[Job]:
+    """Every (student, assignment) folder, with a problem noted where no notebook can be graded."""
+    if not submissions.is_dir():
+        raise SystemExit(f"error: {submissions} is not a directory (expected <student>/<assignment>/<nb>.ipynb)")
+    assignments = known_assignments()
+    jobs = []
+    for student in sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for folder in sorted(p for p in student.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if only and folder.name not in only:
+                continue
+            if not SAFE_ID.match(student.name) or not SAFE_ID.match(folder.name):
+                jobs.append(Job(student.name, folder.name, None, "unsafe student or assignment name"))
+                continue
+            if folder.name not in assignments:
+                jobs.append(Job(student.name, folder.name, None, f"unknown assignment '{folder.name}'"))
+                continue
+            rubric_nb = _rubric_notebook(assignments[folder.name])
+            path = folder / f"{rubric_nb}.ipynb"
+            if path.is_symlink():
+                jobs.append(Job(student.name, folder.name, None, "unreadable: the notebook is a symlink"))
+            elif not path.is_file():
+                others = sorted(p.name for p in folder.glob("*.ipynb"))
+                why = f"no {rubric_nb}.ipynb in the submission" + (f" (found {', '.join(others)})" if others else "")
+                jobs.append(Job(student.name, folder.name, None, why))
+            else:
+                jobs.append(Job(student.name, folder.name, path))
+    return jobs
+
+
+def _rubric_notebook(directory: Path) -> str:
+    import yaml
+
+    return yaml.safe_load((directory / "rubric.yaml").read_text(encoding="utf-8"))["notebook"]
+
+
+class Progress:
+    """A one-line progress bar on a terminal, plain lines otherwise."""
+
+    def __init__(self, total: int, stream=sys.stderr) -> None:
+        self.total, self.done, self.stream = total, 0, stream
+        self.tty = stream.isatty()
+        self.start = time.monotonic()
+        self.last_line = 0.0
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        elapsed = time.monotonic() - self.start
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        width = 28
+        filled = int(width * self.done / max(self.total, 1))
+        bar = "#" * filled + "-" * (width - filled)
+        line = f"[{bar}] {self.done}/{self.total} {rate:5.1f}/s  {label[:40]}"
+        if self.tty:
+            self.stream.write("\r" + line.ljust(100))
+            if self.done == self.total:
+                self.stream.write("\n")
+        elif self.done == self.total or time.monotonic() - self.last_line > 2 or self.done == 1:
+            self.stream.write(line + "\n")
+            self.last_line = time.monotonic()
+        self.stream.flush()
+
+
+def result_path(out: Path, student_id: str, assignment_id: str) -> Path:
+    return out / "results" / student_id / f"{assignment_id}.json"
+
+
+def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: int | None = None,
+                only: list[str] | None = None, force: bool = False, quiet: bool = False) -> list[SubmissionResult]:
+    from .export import write_grades_csv
+    from .sandbox import resolve_isolation
+
+    submissions, out = Path(submissions).resolve(), Path(out).resolve()
+    if out == submissions or submissions in out.parents:
+        raise SystemExit("error: --out must not be inside the submissions directory (submissions are never modified)")
+    mode, isolation_text = resolve_isolation(isolation)
+    if not quiet:
+        print(f"isolation: {isolation_text}", file=sys.stderr)
+    work = discover(submissions, only)
+    gradebook.prepare_course_dir(out, ROOT)
+    assignments: dict[str, Assignment] = {}
+    for job in work:
+        if job.path is not None and job.assignment_id not in assignments:
+            try:
+                assignments[job.assignment_id] = load_assignment(known_assignments()[job.assignment_id])
+            except RubricError as exc:
+                raise SystemExit(f"error: {exc}") from None
+    for a in assignments.values():
+        gradebook.ensure_assignment(gradebook.db_url_for(out), a.id, a.source)
+
+    results: dict[tuple[str, str], SubmissionResult] = {}
+    progress = Progress(len(work), open(os.devnull, "w") if quiet else sys.stderr)  # noqa: SIM115
+    todo = []
+    for job in work:
+        if job.path is None:
+            res = _failed_row(job, assignments, isolation_text)
+        elif force or (res := _cached(out, job, assignments[job.assignment_id], isolation_text)) is None:
+            todo.append(job)
+            continue
+        _commit(out, res, job.path)
+        results[(job.student_id, job.assignment_id)] = res
+        progress.step(f"{job.student_id} (unchanged)" if job.path else f"{job.student_id}: {res.status}")
+
+    n_jobs = max(1, jobs or os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=n_jobs, initializer=None) as pool:
+        futures = {pool.submit(_grade_one, assignments[j.assignment_id], j, mode, isolation_text): j for j in todo}
+        try:
+            for fut in as_completed(futures):
+                job = futures[fut]
+                res = fut.result()
+                _commit(out, res, job.path)
+                results[(job.student_id, job.assignment_id)] = res
+                progress.step(f"{job.student_id} {res.total:g}/{res.max_total:g}")
+        finally:
+            for fut in futures:
+                fut.cancel()
+    shutdown_workers()
+    ordered = [results[k] for k in sorted(results)]
+    write_grades_csv(out, ordered)
+    return ordered
+
+
+def _grade_one(assignment: Assignment, job: Job, mode: str, isolation_text: str) -> SubmissionResult:
+    try:
+        return grade_notebook(assignment, job.path, job.student_id, mode, isolation_text)
+    except Exception as exc:  # noqa: BLE001 - one broken submission never stops the batch
+        res = SubmissionResult(job.student_id, assignment.id, assignment.notebook, isolation=isolation_text,
+                               pass_line=assignment.pass_line)
+        res.status = f"error: grading failed ({type(exc).__name__}: {str(exc)[:200]})"
+        res.items = zero_items(assignment, res.status)
+        return res
+
+
+def _commit(out: Path, res: SubmissionResult, path: Path | None) -> None:
+    """Gradebook first (one transaction), then the JSON record, then the feedback page."""
+    if path is not None and not res.status.startswith("unreadable"):
+        gradebook.record(out, res, path)
+    res.save(result_path(out, res.student_id, res.assignment_id))
+    feedback.write(out, res)
+
+
+def _cached(out: Path, job: Job, assignment: Assignment, isolation_text: str) -> SubmissionResult | None:
+    import hashlib
+
+    path = result_path(out, job.student_id, job.assignment_id)
+    if not path.is_file():
+        return None
+    try:
+        old = SubmissionResult.load(path)
+    except Exception:  # noqa: BLE001 - a damaged record is simply regraded
+        return None
+    sha = hashlib.sha256(job.path.read_bytes()).hexdigest()
+    if (old.submission_sha256, old.isolation, old.grader) != (sha, isolation_text, assignment.fingerprint):
+        return None
+    return old
+
+
+def _failed_row(job: Job, assignments: dict, isolation_text: str) -> SubmissionResult:
+    a = assignments.get(job.assignment_id)
+    res = SubmissionResult(job.student_id, job.assignment_id, a.notebook if a else "", status=job.problem,
+                           isolation=isolation_text, pass_line=a.pass_line if a else 0.0)
+    if a is not None:
+        res.items = zero_items(a, job.problem)
+    return res

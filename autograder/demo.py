@@ -1,0 +1,133 @@
+"""Build a sample class from the releases, the reference and each assignment's catalogue of typical
+mistakes (``autograder/<assignment>/mistakes/*.py``). Nothing here knows a lesson: every submission is
+derived from the release notebook, the source notebook's reference answers and the rubric."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+from pathlib import Path
+
+import yaml
+
+from .batch import known_assignments
+from .engine import LESSONS_DIR, SOLUTIONS_DIR
+
+EXPECT = re.compile(r"^#\s*expect:\s*(.*)$", re.M)
+
+
+def parse_expectations(code: str) -> dict[str, float]:
+    """``# expect: simulator=2 solver=1.5`` → {"simulator": 2.0, "solver": 1.5}."""
+    m = EXPECT.search(code)
+    if not m:
+        return {}
+    out = {}
+    for part in m.group(1).split():
+        key, _, value = part.partition("=")
+        out[key.strip()] = float(value)
+    return out
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _nbgrader(cell: dict) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def with_code(release: dict, code: str) -> dict:
+    """The release with ``code`` as its exercise: first solution code cell gets it, others are emptied
+    (so the release's stubs do not redefine what ``code`` defined)."""
+    nb = copy.deepcopy(release)
+    first = True
+    for cell in nb["cells"]:
+        meta = _nbgrader(cell)
+        if cell.get("cell_type") == "code" and meta.get("solution"):
+            cell["source"] = code if first else "# 见上方单元 / see the cell above\n"
+            first = False
+    return nb
+
+
+def with_answers(nb: dict, answers: dict[str, str]) -> dict:
+    nb = copy.deepcopy(nb)
+    for cell in nb["cells"]:
+        gid = _nbgrader(cell).get("grade_id")
+        if cell.get("cell_type") == "markdown" and gid in answers:
+            cell["source"] = answers[gid]
+    return nb
+
+
+def reference_answers(source: dict) -> dict[str, str]:
+    out = {}
+    for cell in source["cells"]:
+        meta = _nbgrader(cell)
+        if cell.get("cell_type") == "markdown" and meta.get("solution") and meta.get("grade"):
+            text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            out[meta["grade_id"]] = text
+    return out
+
+
+def keyword_answers(rubric: dict) -> dict[str, str]:
+    """Answers that list every concept's name without explaining anything."""
+    out = {}
+    for it in rubric["items"]:
+        if it["kind"] == "written":
+            names = [c["name"] for cr in it.get("criteria", []) for c in cr.get("concepts", [])]
+            out[it["id"]] = "、".join(names)
+    return out
+
+
+def first_sentence_answers(answers: dict[str, str]) -> dict[str, str]:
+    """A partial answer: only the first paragraph of the reference."""
+    return {k: v.strip().split("\n\n")[0] for k, v in answers.items()}
+
+
+def _write(path: Path, nb: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def build_sample_class(dest: Path) -> Path:
+    """Write ``dest/<student>/<assignment>/<notebook>.ipynb`` for every assignment; return ``dest``."""
+    dest = Path(dest)
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for assignment_id, directory in known_assignments().items():
+        rubric = yaml.safe_load((directory / "rubric.yaml").read_text(encoding="utf-8"))
+        nb_name = rubric["notebook"] + ".ipynb"
+        release_path = LESSONS_DIR / assignment_id / nb_name
+        source_path = SOLUTIONS_DIR / assignment_id / nb_name
+        if not release_path.is_file() or not source_path.is_file():
+            continue
+        release, source = _load(release_path), _load(source_path)
+        ref_answers = reference_answers(source)
+        variants = [ref_answers, first_sentence_answers(ref_answers), keyword_answers(rubric), {}]
+        students: list[tuple[str, dict | bytes]] = []
+        mistakes = sorted((directory / "mistakes").glob("*.py"))
+        for i, path in enumerate(mistakes):
+            answers = variants[i % len(variants)]
+            nb = with_answers(with_code(release, path.read_text(encoding="utf-8")), answers)
+            students.append((path.stem, nb))
+        # the source notebook itself: the reference goes through the same path as any student
+        students.append(("reference-notebook", source))
+        students.append(("untouched-release", release))
+        students.append(("answers-only", with_answers(release, ref_answers)))
+        stub = "".join(c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+                       for c in release["cells"] if c.get("cell_type") == "code" and _nbgrader(c).get("solution"))
+        students.append(("syntax-error", with_code(release, stub + "\ndef broken(:\n    pass\n")))
+        students.append(("infinite-loop", with_code(release, "while True:\n    pass\n")))
+        text = json.dumps(with_answers(release, ref_answers), ensure_ascii=False, indent=1)
+        students.append(("truncated-file", text[: len(text) // 2].encode("utf-8")))
+        for index, (name, nb) in enumerate(students, start=1):
+            student = f"{assignment_id[:2]}-{index:02d}-{re.sub(r'[^A-Za-z0-9]+', '-', name).strip('-')}"
+            path = dest / student / assignment_id / nb_name
+            if isinstance(nb, bytes):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(nb)
+            else:
+                _write(path, nb)
+    return dest
