@@ -1,0 +1,143 @@
+"""Grading throughput: this engine (sandboxed and not) against `nbgrader autograde` on the same class.
+
+nbgrader gets the same hidden tests, embedded the nbgrader way (a ``### BEGIN HIDDEN TESTS`` block in
+each check cell, run in the student's kernel, all-or-nothing per cell). Code scores are compared on the
+submissions where nbgrader's all-or-nothing rule can agree with partial credit (our item score 0 or full).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SKIP = ("infinite-loop", "truncated-file")  # nbgrader would wait 30 s per cell / cannot read them
+
+
+def _honest_class(dest: Path) -> Path:
+    from autograder.demo import build_sample_class
+
+    full = build_sample_class(dest / "all")
+    honest = dest / "honest"
+    for student in sorted(full.iterdir()):
+        if not any(s in student.name for s in SKIP):
+            shutil.copytree(student, honest / student.name)
+    return honest
+
+
+def _time_engine(submissions: Path, out: Path, isolation: str, jobs: int | None = None):
+    from autograder.batch import grade_class
+
+    start = time.perf_counter()
+    results = grade_class(submissions, out, isolation=isolation, force=True, quiet=True, jobs=jobs)
+    return time.perf_counter() - start, results
+
+
+def _embed_hidden_tests(source: dict, assignment_dir: Path) -> dict:
+    for cell in source["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
+            text = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            cell["source"] = text + (
+                "\n### BEGIN HIDDEN TESTS\n"
+                f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+                "from bench.nbgrader_shim import run_item\n"
+                f"run_item(globals(), {str(assignment_dir)!r}, {meta['grade_id']!r})\n"
+                "### END HIDDEN TESTS\n"
+            )
+    return source
+
+
+def _time_nbgrader(submissions: Path, course: Path, assignments: dict[str, Path]):
+    from autograder.engine import load_assignment
+
+    course.mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()\n"
+        f"c.CourseDirectory.root = {str(course)!r}\n"
+        "c.CourseDirectory.db_url = 'sqlite:///' + " + repr(str(course / "gradebook.db")) + "\n"
+        "c.Execute.timeout = 30\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    used = set()
+    for student in submissions.iterdir():
+        for folder in student.iterdir():
+            used.add(folder.name)
+            dest = course / "submitted" / student.name / folder.name
+            shutil.copytree(folder, dest)
+    for assignment_id in sorted(used):
+        a = load_assignment(assignments[assignment_id])
+        src = json.loads(a.source.read_text(encoding="utf-8"))
+        target = course / "source" / assignment_id / a.source.name
+        target.parent.mkdir(parents=True)
+        target.write_text(json.dumps(_embed_hidden_tests(src, a.directory), ensure_ascii=False), encoding="utf-8")
+        subprocess.run(["nbgrader", "generate_assignment", assignment_id, "--force"], cwd=course, env=env,
+                       check=True, capture_output=True)
+    start = time.perf_counter()
+    for assignment_id in sorted(used):
+        proc = subprocess.run(["nbgrader", "autograde", assignment_id, "--force"], cwd=course, env=env,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(proc.stderr[-2000:], file=sys.stderr)
+    elapsed = time.perf_counter() - start
+    return elapsed, _nbgrader_scores(course, used)
+
+
+def _nbgrader_scores(course: Path, assignments) -> dict[tuple[str, str], dict[str, float]]:
+    from nbgrader.api import Gradebook
+
+    scores: dict[tuple[str, str], dict[str, float]] = {}
+    with Gradebook("sqlite:///" + str(course / "gradebook.db")) as gb:
+        for assignment_id in assignments:
+            for sub in gb.assignment_submissions(assignment_id):
+                for nb in sub.notebooks:
+                    for grade in nb.grades:
+                        if grade.cell.__class__.__name__ == "GradeCell" and grade.auto_score is not None:
+                            scores.setdefault((sub.student.id, assignment_id), {})[grade.cell.name] = grade.auto_score
+    return scores
+
+
+def main() -> None:
+    from autograder.batch import known_assignments
+    from autograder.sandbox import resolve_isolation
+
+    assignments = known_assignments()
+    with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
+        tmp = Path(tmp)
+        submissions = _honest_class(tmp / "class")
+        n = sum(1 for s in submissions.iterdir() for _ in s.iterdir())
+        print(f"grading benchmark: {n} honest submissions, {os.cpu_count()} cores")
+        mode, _ = resolve_isolation("auto")
+        _time_engine(submissions, tmp / "warm", mode)  # first run pays imports; not what we measure
+        t_box, ours = _time_engine(submissions, tmp / "out-sandbox", mode)
+        t_none, _ = _time_engine(submissions, tmp / "out-nosandbox", "none")
+        t_nb, theirs = _time_nbgrader(submissions, tmp / "nbgrader-course", assignments)
+        print(f"  engine, {mode:8s}: {t_box:6.2f} s  {n / t_box:6.1f} submissions/s")
+        print(f"  engine, no sandbox: {t_none:6.2f} s  {n / t_none:6.1f} submissions/s")
+        print(f"  nbgrader autograde: {t_nb:6.2f} s  {n / t_nb:6.2f} submissions/s (start-up included)")
+        print(f"  ratio engine/nbgrader: {t_nb / t_box:.1f}x (target >= 20x); "
+              f"sandboxed vs unsandboxed: {t_box / t_none:.2f}x slower (target <= 2x)")
+        agree = compared = 0
+        for r in ours:
+            nb_scores = theirs.get((r.student_id, r.assignment_id), {})
+            for it in r.items:
+                if it.kind != "code" or it.score not in (0.0, it.points):
+                    continue
+                compared += 1
+                if abs(nb_scores.get(it.id, 0.0) - it.score) < 1e-9:
+                    agree += 1
+                else:
+                    print(f"  differs: {r.student_id} {it.id}: engine {it.score:g}, nbgrader "
+                          f"{nb_scores.get(it.id, 0.0):g}")
+        print(f"  code scores identical on {agree}/{compared} all-or-nothing items")
+
+
+if __name__ == "__main__":
+    main()
