@@ -10,6 +10,7 @@ directory, and every report says so.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -30,6 +31,8 @@ PROJECT_ROOT = HERE.parent
 HEADER_SIZE = 4
 
 BWRAP = "bubblewrap (no network, read-only system, private /tmp, own PID namespace)"
+SANDBOX_UID = 65534  # host uid ("nobody") the sandbox runs as when the grader runs as root
+LIMITS_ENV = "AUTOGRADER_LIMITS"  # JSON object overriding rubric limits (tests; an instructor's override)
 FALLBACK = "fallback: resource limits + scrubbed environment + temporary directory (NOT a sandbox)"
 
 
@@ -41,14 +44,26 @@ class Limits:
     cpu_seconds: int = 60
     address_space_bytes: int = 4 << 30
     file_bytes: int = 16 << 20
-    processes: int = 0  # RLIMIT_NPROC; 0 = rely on the PID namespace (root's limit is not enforced)
+    processes: int = 64  # RLIMIT_NPROC (tasks, threads included) per sandbox; the kernel ignores it for
+    # host root, so it binds only when the sandbox runs as an unprivileged host uid (see sandbox_identity)
     tmpfs_bytes: int = 256 << 20
 
     @classmethod
     def from_rubric(cls, data: dict | None) -> Limits:
+        """The rubric's ``limits``, then the overrides in ``$AUTOGRADER_LIMITS`` (a JSON object), if set."""
+        data = dict(data or {})
+        override = os.environ.get(LIMITS_ENV, "").strip()
+        if override:
+            try:
+                extra = json.loads(override)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"${LIMITS_ENV} is not a JSON object: {exc}") from None
+            if not isinstance(extra, dict):
+                raise ValueError(f"${LIMITS_ENV} is not a JSON object")
+            data.update(extra)
         defaults = cls()
-        known = {k: type(getattr(defaults, k))(v) for k, v in (data or {}).items() if hasattr(defaults, k)}
-        unknown = sorted(set(data or {}) - set(known))
+        known = {k: type(getattr(defaults, k))(v) for k, v in data.items() if hasattr(defaults, k)}
+        unknown = sorted(set(data) - set(known))
         if unknown:
             raise ValueError(f"unknown limits in rubric: {', '.join(unknown)}")
         return cls(**known)
@@ -62,6 +77,7 @@ class Limits:
         }
 
 
+@functools.lru_cache(maxsize=1)
 def bwrap_usable() -> tuple[bool, str]:
     """Whether bubblewrap is installed and can create its namespaces here."""
     exe = shutil.which("bwrap")
@@ -80,13 +96,87 @@ def bwrap_usable() -> tuple[bool, str]:
     return True, exe
 
 
+@functools.lru_cache(maxsize=1)
+def drop_to_nobody() -> bool:
+    """Whether the sandbox can run as the unprivileged host uid ``SANDBOX_UID`` although we are root.
+
+    A root grader's bubblewrap maps the sandbox's uid to host root: the kernel then ignores
+    RLIMIT_NPROC and the process may write host-global files whose permission check is by uid (e.g.
+    sysctls). So a root grader starts bubblewrap as ``nobody`` instead (unprivileged user namespace),
+    inside a private mount namespace where the interpreter's directories (maybe under a mode-700
+    ``/root``) are first bind-mounted at a path ``nobody`` can reach. Set
+    ``AUTOGRADER_SANDBOX_AS_ROOT=1`` to skip this (then SECURITY.md's caveats for root apply)."""
+    if os.geteuid() != 0 or os.environ.get("AUTOGRADER_SANDBOX_AS_ROOT") == "1":
+        return False
+    if not (shutil.which("unshare") and shutil.which("setpriv") and shutil.which("bwrap")):
+        return False
+    stage = _Stage()
+    try:
+        cmd = stage.wrap(["bwrap", "--unshare-all", "--die-with-parent", *_system_binds(), *stage.binds(),
+                          "--proc", "/proc", "--dev", "/dev", sys.executable, "-I", "-c", "import numpy"])
+        probe = subprocess.run(cmd, capture_output=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+        return probe.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    finally:
+        stage.remove()
+
+
+def sandbox_identity() -> str:
+    if os.geteuid() != 0:
+        return f"sandbox runs as your uid {os.geteuid()}, unprivileged"
+    if drop_to_nobody():
+        return f"sandbox runs as unprivileged host uid {SANDBOX_UID}, process limit enforced"
+    return "sandbox uid maps to host root: process limit NOT enforced (see SECURITY.md)"
+
+
+class _Stage:
+    """Bind-mount points, readable by ``nobody``, for the directories the sandbox needs.
+
+    The mounts are made by a root ``unshare --mount`` in its own private mount namespace (never on the
+    host), then ``setpriv`` drops to ``SANDBOX_UID`` and execs bubblewrap, which binds the staged
+    paths read-only at their real locations."""
+
+    def __init__(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="grader-stage-")
+        os.chmod(self.dir, 0o755)
+        self.pairs: list[tuple[str, str, str]] = []  # (real source, staged path, path in the sandbox)
+        for i, root in enumerate(_python_roots()):
+            staged = os.path.join(self.dir, f"r{i}")
+            os.mkdir(staged, 0o755)
+            self.pairs.append((root, staged, root))
+        staged = os.path.join(self.dir, "worker.py")
+        with open(staged, "w"):
+            pass
+        os.chmod(staged, 0o644)
+        self.pairs.append((str(WORKER), staged, "/grader/worker.py"))
+
+    def binds(self) -> list[str]:
+        out = []
+        for _, staged, inside in self.pairs:
+            out += ["--ro-bind", staged, inside]
+        return out
+
+    def wrap(self, bwrap_cmd: list[str]) -> list[str]:
+        mounts = [x for real, staged, _ in self.pairs for x in (real, staged)]
+        return ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", _STAGE_SCRIPT, "stage",
+                *mounts, "--", "setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
+                "--", *bwrap_cmd]
+
+    def remove(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_STAGE_SCRIPT = 'set -e\nwhile [ "$1" != "--" ]; do mount --bind "$1" "$2"; shift 2; done\nshift\nexec "$@"\n'
+
+
 def resolve_isolation(requested: str = "auto") -> tuple[str, str]:
     """Return ("bwrap"|"fallback", human description). ``requested`` is auto, bwrap or none."""
     if requested == "none":
         return "fallback", FALLBACK
     ok, why = bwrap_usable()
     if ok:
-        return "bwrap", BWRAP
+        return "bwrap", f"{BWRAP}; {sandbox_identity()}"
     if requested == "bwrap":
         raise RuntimeError(f"--isolation bwrap was requested but {why}")
     return "fallback", f"{FALLBACK}; {why}"
@@ -100,16 +190,29 @@ def _python_roots() -> list[str]:
     return sorted(roots)
 
 
-def bwrap_command(limits: Limits, ctrl_fd: int) -> list[str]:
-    cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--uid", "65534", "--gid", "65534"]
+def _system_binds() -> list[str]:
+    out = []
     for path in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/etc/alternatives", "/etc/ld.so.cache"):
         if os.path.exists(path):
-            cmd += ["--ro-bind", path, path]
-    for root in _python_roots():
-        cmd += ["--ro-bind", root, root]
-    cmd += ["--ro-bind", str(WORKER), "/grader/worker.py"]
+            out += ["--ro-bind", path, path]
+    return out
+
+
+def bwrap_command(limits: Limits, ctrl_fd: int, stage: _Stage | None = None) -> list[str]:
+    """The bubblewrap command line; with ``stage`` the interpreter and worker come from staged mounts."""
+    cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--uid", "65534", "--gid", "65534"]
+    cmd += _system_binds()
+    if stage is not None:
+        cmd += stage.binds()
+    else:
+        for root in _python_roots():
+            cmd += ["--ro-bind", root, root]
+        cmd += ["--ro-bind", str(WORKER), "/grader/worker.py"]
     cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp"]
     cmd += ["--dir", "/tmp/work", "--chdir", "/tmp/work", "--remount-ro", "/"]
+    # /dev is a tmpfs without a size limit and /proc has host-global files (sysctls, sysrq-trigger)
+    # whose write check is by uid: both read-only (device nodes stay usable on a read-only mount).
+    cmd += ["--remount-ro", "/dev", "--remount-ro", "/proc"]
     cmd += ["--clearenv"]
     for key, value in _clean_env("/tmp").items():
         cmd += ["--setenv", key, value]
@@ -141,6 +244,7 @@ class Worker:
     ctrl: socket.socket | None = None
     chan: socket.socket | None = None
     tmpdir: str = ""
+    stage: _Stage | None = None
     restarts: int = 0
     last_reap: dict = field(default_factory=dict)
 
@@ -149,7 +253,11 @@ class Worker:
         ours, theirs = socket.socketpair()
         fd = theirs.fileno()
         if self.mode == "bwrap":
-            cmd = bwrap_command(self.limits, fd)
+            if drop_to_nobody():
+                self.stage = _Stage()
+                cmd = self.stage.wrap(bwrap_command(self.limits, fd, self.stage))
+            else:
+                cmd = bwrap_command(self.limits, fd)
             cwd, env = None, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             self.tmpdir = tempfile.mkdtemp(prefix="grader-fallback-")
@@ -193,6 +301,9 @@ class Worker:
         if self.tmpdir:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             self.tmpdir = ""
+        if self.stage is not None:
+            self.stage.remove()
+            self.stage = None
 
     def restart(self) -> None:
         self.stop()
@@ -200,19 +311,21 @@ class Worker:
         self.start()
 
     # -- one submission ----------------------------------------------------------------------------
-    def spawn(self, cells: list[tuple[int, str]]) -> dict:
+    def spawn(self, cells: list[tuple[int, str]], _retry: bool = True) -> dict:
         """Fork a fresh child that runs ``cells``; return its ``ready`` report."""
         if self.ctrl is None:
             self.start()
         try:
             _send(self.ctrl, {"op": "spawn", "cells": cells, "limits": self.limits.for_child()})
-            self.ctrl.settimeout(10)
+            self.ctrl.settimeout(5)
             _, fds, _, _ = socket.recv_fds(self.ctrl, HEADER_SIZE, 1)
         except OSError:
             fds = []
-        if not fds:
+        if not fds:  # the zygote is gone or stuck (e.g. a previous child killed or stopped it)
             self.restart()
-            return self.spawn(cells)
+            if not _retry:
+                raise WorkerCrashed("评分进程无法启动你的代码（沙箱重启后仍失败）")
+            return self.spawn(cells, _retry=False)
         self.chan = socket.socket(fileno=fds[0])
         try:
             ready = _recv(self.chan, timeout=self.limits.load_timeout)
@@ -261,7 +374,7 @@ class Worker:
             return {}
         try:
             _send(self.ctrl, {"op": "reap"})
-            report = self._recv_ctrl(timeout=10) or {}
+            report = self._recv_ctrl(timeout=3) or {}
         except OSError:
             report = {}
         if not report.get("reaped") or report.get("stray") == -1 or report.get("clean") is False:

@@ -70,19 +70,24 @@ def _recv_exact(sock: socket.socket, size: int):
 
 # -- plain data out -----------------------------------------------------------------------------------
 def _qualname(obj) -> str:
+    """``module.qualname`` of a subclass, always with a dot, so it never reads as a builtin's name."""
     cls = type(obj)
     try:
-        return f"{type.__getattribute__(cls, '__module__')}.{type.__getattribute__(cls, '__qualname__')}"
+        module = type.__dict__["__module__"].__get__(cls)
+        qual = type.__dict__["__qualname__"].__get__(cls)
     except Exception:
         return "<unknown type>"
+    module = str.__str__(module)[:100] if isinstance(module, str) else "?"
+    qual = str.__str__(qual)[:100] if isinstance(qual, str) else "?"
+    return f"{module}.{qual}"
 
 
 class _Budget:
     def __init__(self) -> None:
         self.left = MAX_ITEMS
 
-    def take(self) -> None:
-        self.left -= 1
+    def take(self, n: int = 1) -> None:
+        self.left -= n
         if self.left < 0:
             raise OverflowError("result too large")
 
@@ -120,8 +125,15 @@ def to_plain(x, budget: _Budget, depth: int = 0):
     if isinstance(x, dict):
         values, types = {}, {}
         for k, v in dict.items(x):
-            if not isinstance(k, str):
-                k = repr(k) if isinstance(k, int | float) else "<key>"
+            if not isinstance(k, str):  # no user __repr__: through the base classes only
+                if isinstance(k, bool) or k is None:
+                    k = repr(k is True) if k is not None else "None"
+                elif isinstance(k, int):
+                    k = int.__repr__(k)
+                elif isinstance(k, float):
+                    k = float.__repr__(k)
+                else:
+                    k = "<key>"
             pv, pt = to_plain(v, budget, depth + 1)
             values[str.__str__(k)] = pv
             types[str.__str__(k)] = pt
@@ -133,12 +145,16 @@ def to_plain(x, budget: _Budget, depth: int = 0):
         v, _ = to_plain(item, budget, depth + 1)
         return v, _qualname(x)
     if np is not None and isinstance(x, np.ndarray):
-        if x.dtype.kind not in "biuf":
-            return None, f"unsupported:numpy.ndarray[{x.dtype}]"
-        for _ in range(int(x.size)):
-            budget.take()
-        v, _ = to_plain(np.ndarray.tolist(np.asarray(x)), budget, depth + 1)
-        return v, ["numpy.ndarray", str(x.dtype), list(x.shape)]
+        base = np.asarray(x)  # a plain ndarray view: a subclass's dtype/size/shape/tolist are not consulted
+        if type(base) is not np.ndarray:
+            return None, f"unsupported:{_qualname(x)}"
+        dtype = np.ndarray.__dict__["dtype"].__get__(base)
+        if dtype.kind not in "biuf":
+            return None, f"unsupported:numpy.ndarray[{dtype}]"
+        budget.take(int(np.ndarray.__dict__["size"].__get__(base)))
+        v, _ = to_plain(np.ndarray.tolist(base), budget, depth + 1)
+        name = "numpy.ndarray" if exact is np.ndarray else _qualname(x)
+        return v, [name, str(dtype), list(np.ndarray.__dict__["shape"].__get__(base))]
     return None, f"unsupported:{_qualname(x)}"
 
 
@@ -166,12 +182,21 @@ def from_json(x):
 
 
 # -- the child: one submission -------------------------------------------------------------------------
+# by identity (id → name), taken before any student code runs: no __eq__/__hash__/__name__ of a
+# student's class (or metaclass) is ever consulted
+_BUILTIN_EXCEPTIONS = {
+    id(v): k for k, v in vars(builtins).items()
+    if isinstance(v, type) and issubclass(v, BaseException) and v.__name__ == k  # no aliases (IOError)
+}
+
+
 def describe_exception(exc: BaseException) -> dict:
     mro = []
-    try:
-        for cls in type(exc).__mro__:
-            if type.__getattribute__(cls, "__module__") == "builtins":
-                mro.append(type.__getattribute__(cls, "__name__"))
+    try:  # the real MRO (type's own slot: a metaclass property named __mro__ is not consulted)
+        for cls in type.__dict__["__mro__"].__get__(type(exc)):
+            name = _BUILTIN_EXCEPTIONS.get(id(cls))
+            if name is not None:
+                mro.append(name)
     except Exception:
         pass
     try:
@@ -416,9 +441,23 @@ class Zygote:
                 return
 
     def _clean_files(self) -> bool:
+        """Remove everything a child wrote where the next child could see it (scratch and /tmp)."""
         ok = True
         if self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
+        try:
+            leftovers = os.listdir(self.scratch)
+        except OSError:
+            leftovers = []
+        for name in leftovers:
+            path = os.path.join(self.scratch, name)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
+            except OSError:
+                ok = False
         if self.in_sandbox:
             for name in os.listdir("/tmp"):
                 path = os.path.join("/tmp", name)

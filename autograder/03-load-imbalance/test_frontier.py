@@ -1,0 +1,131 @@
+"""Hidden tests for lesson 03, rubric item ``frontier`` (1 point).
+
+Contract (notebook, 练习 4): ``throughput_latency_frontier(total_work, stage_options, microbatch_options,
+*, overhead, weight_mem, act_mem, mem_cap, schedule, microbatch_size)``: t = W/P + c, latency
+T = (m+P-1)·t, throughput = m·b/T, memory per GPU (M_w + k·M_a)/P with k = min(m, P) (1f1b) or m
+(gpipe), feasible when memory <= mem_cap (None: no cap); returns the feasible non-dominated
+(P, m, throughput, latency) tuples sorted by (latency, P, m); exact ties are all kept; [] when nothing
+is feasible; ValueError on invalid arguments.
+
+Weights: core 3 + 1 + 1 + 1 = 6, edge/validation 0.5 + 0.5 + 1 = 2 (a quarter); total 8.
+Oracle (this module): enumerate the grid, O(N²) dominance check. Random instances are drawn so that no
+two distinct points are within 1e-9 of each other, so rounding cannot change the answer.
+"""
+
+from __future__ import annotations
+
+import random
+
+from autograder.testing import approx, item
+
+FN = "throughput_latency_frontier"
+MODEL = "t = W/P + c，延迟 = (m+P−1)·t，吞吐 = m·b/延迟，每卡显存 = (M_w + k·M_a)/P"
+
+
+def oracle(W, Ps, ms, c=0.0, wm=0.0, am=0.0, cap=None, schedule="1f1b", b=1):
+    pts = []
+    for P in sorted(set(Ps)):
+        for m in sorted(set(ms)):
+            k = min(m, P) if schedule == "1f1b" else m
+            if cap is not None and (wm + k * am) / P > cap:
+                continue
+            lat = (m + P - 1) * (W / P + c)
+            pts.append((P, m, m * b / lat, lat))
+
+    def dominated(x):
+        return any(y[2] >= x[2] and y[3] <= x[3] and (y[2] > x[2] or y[3] < x[3]) for y in pts)
+
+    return sorted((x for x in pts if not dominated(x)), key=lambda x: (x[3], x[0], x[1])), pts
+
+
+def well_separated(pts):
+    for i, x in enumerate(pts):
+        for y in pts[i + 1:]:
+            if abs(x[2] - y[2]) <= 1e-9 * max(x[2], y[2]) or abs(x[3] - y[3]) <= 1e-9 * max(x[3], y[3]):
+                if (x[0], x[1]) != (y[0], y[1]):
+                    return False
+    return True
+
+
+def matches(r, expected, what):
+    assert r.ok, r.describe_failure()
+    got = r.value
+    assert isinstance(got, list), f"{what}：应返回 list"
+    assert [tuple(g[:2]) for g in got if isinstance(g, list) and len(g) == 4] == [e[:2] for e in expected] \
+        and len(got) == len(expected), f"{what}：前沿上的 (P, m) 组合不对（检查可行性判断、支配关系和排序）。模型：{MODEL}"
+    assert all(approx(g[2], e[2]) and approx(g[3], e[3]) for g, e in zip(got, expected, strict=True)), \
+        f"{what}：吞吐或延迟的数值不对。模型：{MODEL}"
+
+
+def random_config(rng):
+    while True:
+        cfg = dict(overhead=rng.uniform(0.0, 3.0), weight_mem=rng.uniform(50, 200), act_mem=rng.uniform(5, 60),
+                   mem_cap=rng.uniform(30, 90), schedule=rng.choice(["1f1b", "gpipe"]))
+        W = rng.uniform(20.0, 200.0)
+        Ps = rng.sample([1, 2, 3, 4, 6, 8, 12, 16], 5)
+        ms = rng.sample([1, 2, 3, 4, 6, 8, 16, 24, 32, 64], 6)
+        front, pts = oracle(W, Ps, ms, cfg["overhead"], cfg["weight_mem"], cfg["act_mem"], cfg["mem_cap"],
+                            cfg["schedule"])
+        if len(front) >= 2 and well_separated(pts):
+            return W, Ps, ms, cfg, front
+
+
+@item("frontier", weight=3)
+def test_random_configurations(sub):
+    rng = random.Random(30331)
+    for _ in range(3):
+        W, Ps, ms, cfg, front = random_config(rng)
+        matches(sub.call(FN, W, Ps, ms, **cfg), front, "随机配置")
+
+
+@item("frontier", weight=1)
+def test_gpipe_memory_grows_with_m(sub):
+    kw = dict(overhead=0.5, weight_mem=64.0, act_mem=24.0, mem_cap=40.0)
+    for schedule in ("gpipe", "1f1b"):
+        front, _ = oracle(50.0, [2, 4, 8], [1, 2, 4, 8, 16], 0.5, 64.0, 24.0, 40.0, schedule)
+        matches(sub.call(FN, 50.0, [2, 4, 8], [1, 2, 4, 8, 16], schedule=schedule, **kw), front,
+                f"schedule = {schedule!r}（GPipe 在途 m 个、1F1B 在途 min(m, P) 个微批次的激活）")
+
+
+@item("frontier", weight=1)
+def test_microbatch_size_and_duplicates(sub):
+    front, _ = oracle(30.0, [4, 2, 4], [8, 2, 8, 1], 1.0, b=3)
+    matches(sub.call(FN, 30.0, [4, 2, 4], [8, 2, 8, 1], overhead=1.0, microbatch_size=3), front,
+            "microbatch_size ≠ 1、选项中有重复值")
+
+
+@item("frontier", weight=1)
+def test_plain_types(sub):
+    r = sub.call(FN, 12.0, [1, 3], [1, 2, 5], overhead=0.5)
+    assert r.ok, r.describe_failure()
+    ok = r.types[0] == "list" and all(t[0] == "tuple" and t[1] == ["int", "int", "float", "float"] for t in r.types[1])
+    assert ok and r.value, "返回值应是 (int, int, float, float) 元组组成的 list（P、m 为 Python int，吞吐、延迟为 Python float）"
+
+
+@item("frontier", weight=0.5, edge=True)
+def test_nothing_feasible(sub):
+    r = sub.call(FN, 10.0, [1, 2], [1, 4], weight_mem=100.0, mem_cap=10.0)
+    assert r.ok, r.describe_failure()
+    assert r.value == [], "没有可行组合时应返回 []"
+
+
+@item("frontier", weight=0.5, edge=True)
+def test_exact_ties_are_kept(sub):
+    front, _ = oracle(6.0, [1, 2, 3], [1], 0.0)
+    matches(sub.call(FN, 6.0, [1, 2, 3], [1]), front, "吞吐和延迟完全相同的组合互不支配，应全部保留")
+
+
+@item("frontier", weight=1, edge=True)
+def test_validation(sub):
+    bad = [
+        ((0.0, [1], [1]), {}, "total_work 为 0"),
+        ((10.0, [], [1]), {}, "stage_options 为空"),
+        ((10.0, [0, 2], [1]), {}, "stage_options 中有 0"),
+        ((10.0, [2], [1.5]), {}, "microbatch_options 中有非整数"),
+        ((10.0, [2], [1]), {"overhead": -1.0}, "overhead 为负"),
+        ((10.0, [2], [1]), {"schedule": "interleaved"}, "未知的 schedule"),
+        ((10.0, [2], [1]), {"mem_cap": float("nan")}, "mem_cap 为 NaN"),
+    ]
+    for args, kwargs, what in bad:
+        r = sub.call(FN, *args, **kwargs)
+        assert r.raised("ValueError"), f"{what}时应抛出 ValueError"

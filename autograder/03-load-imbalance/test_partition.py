@@ -1,0 +1,140 @@
+"""Hidden tests for lesson 03, rubric item ``partition`` (2 points).
+
+Contract (notebook, 练习 2): ``min_max_partition(layer_costs, num_stages) -> list[int]``: P Python ints,
+each >= 1, summing to the number of layers, whose slowest stage (sum of its consecutive layer costs) is
+the least over all contiguous partitions; any optimal partition is accepted. ValueError for invalid
+costs (as in 练习 1) or num_stages not an integer in [1, L]. Up to 400 layers and 64 stages.
+
+Weights: core 3 + 2 + 1 = 6, edge/validation 0.5 + 0.5 + 1 = 2 (a quarter); total 8.
+Oracles (this module): enumeration of every composition (small), the O(P·L²) linear-partition DP
+(medium), and for the large case a bisection on the bottleneck value with a greedy feasibility test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+from autograder.testing import Array, approx, item
+
+FN = "min_max_partition"
+HINT = "请检查：最优的最慢段耗时一定等于某一段连续层之和；二分这个值并用贪心判断可行性，或用动态规划"
+
+
+def loads(costs, counts):
+    out, start = [], 0
+    for c in counts:
+        out.append(math.fsum(costs[start:start + c]))
+        start += c
+    return out
+
+
+def brute_force(costs, p):
+    L = len(costs)
+    return min(max(loads(costs, [b - a for a, b in zip((0, *cuts), (*cuts, L), strict=True)]))
+               for cuts in itertools.combinations(range(1, L), p - 1))
+
+
+def dp(costs, p):
+    L = len(costs)
+    pre = [0.0]
+    for c in costs:
+        pre.append(pre[-1] + c)
+    inf = math.inf
+    best = [[inf] * (L + 1) for _ in range(p + 1)]
+    best[0][0] = 0.0
+    for k in range(1, p + 1):
+        for j in range(k, L + 1):
+            best[k][j] = min(max(best[k - 1][i], pre[j] - pre[i]) for i in range(k - 1, j))
+    return best[p][L]
+
+
+def bisection(costs, p):
+    def stages_needed(cap):
+        n, acc = 1, 0.0
+        for c in costs:
+            if acc + c > cap:
+                n, acc = n + 1, c
+            else:
+                acc += c
+        return n
+
+    lo, hi = max(costs), math.fsum(costs)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if stages_needed(mid) <= p:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def check_answer(r, costs, p, optimum, what):
+    assert r.ok, r.describe_failure()
+    counts = r.value
+    assert isinstance(counts, list) and len(counts) == p, f"{what}：应返回长度为 stage 数的 list"
+    assert all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts), \
+        f"{what}：每一项都应是 ≥ 1 的整数"
+    assert sum(counts) == len(costs), f"{what}：各项之和应等于层数"
+    assert all(t == "int" for t in r.types[1]), f"{what}：元素应是 Python int（numpy 整数请用 int(...) 转换）"
+    assert approx(max(loads(costs, counts)), optimum, rel=1e-9), f"{what}：最慢段不是最小的。{HINT}"
+
+
+@item("partition", weight=3)
+def test_small_against_enumeration(sub):
+    rng = random.Random(30311)
+    for _ in range(6):
+        L = rng.randint(4, 10)
+        p = rng.randint(2, min(5, L))
+        costs = [rng.choice([0.5, 1.0, 1.0, 2.2, 3.7, 9.0]) for _ in range(L)]
+        r = sub.call(FN, costs, p)
+        check_answer(r, costs, p, brute_force(costs, p), "小规模随机输入")
+
+
+@item("partition", weight=2)
+def test_heavy_layers_against_dp(sub):
+    rng = random.Random(30312)
+    for L, p in ((40, 6), (60, 9)):
+        costs = [1.0] * L
+        for i in rng.sample(range(L), 4):
+            costs[i] = round(rng.uniform(2.0, 6.0), 2)
+        costs = [c * rng.uniform(0.9, 1.1) for c in costs]
+        r = sub.call(FN, costs, p)
+        check_answer(r, costs, p, dp(costs, p), "带若干重层的中等规模输入")
+
+
+@item("partition", weight=1)
+def test_large_within_time(sub):
+    rng = random.Random(30313)
+    costs = [rng.uniform(0.1, 10.0) for _ in range(400)]
+    r = sub.call(FN, Array(costs, "float64"), 64)
+    check_answer(r, costs, 64, bisection(costs, 64), "400 层、64 个 stage（numpy 数组输入）")
+
+
+@item("partition", weight=0.5, edge=True)
+def test_one_stage_per_layer(sub):
+    r = sub.call(FN, [3.0, 1.0, 2.0], 3)
+    assert r.ok, r.describe_failure()
+    assert r.value == [1, 1, 1], "stage 数等于层数时只能每段一层"
+
+
+@item("partition", weight=0.5, edge=True)
+def test_single_stage(sub):
+    r = sub.call(FN, [3.0, 1.0, 2.0], 1)
+    assert r.ok, r.describe_failure()
+    assert r.value == [3], "只有一个 stage 时所有层都在这一段"
+
+
+@item("partition", weight=1, edge=True)
+def test_validation(sub):
+    bad = [
+        (([1.0, 2.0], 3), "stage 数多于层数"),
+        (([1.0, 2.0], 0), "stage 数为 0"),
+        (([1.0, 2.0], 1.5), "stage 数不是整数"),
+        (([], 1), "layer_costs 为空"),
+        (([1.0, -2.0], 1), "含负的耗时"),
+    ]
+    for args, what in bad:
+        r = sub.call(FN, *args)
+        assert r.raised("ValueError"), f"{what}时应抛出 ValueError"

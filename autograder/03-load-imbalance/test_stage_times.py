@@ -1,0 +1,117 @@
+"""Hidden tests for lesson 03, rubric item ``stage_times`` (2 points).
+
+Contract (notebook, 练习 1): ``stage_times(layer_costs, partition) -> (times, ratio)``; stage p holds the
+next ``partition[p]`` consecutive layers; ``times`` is a list of Python floats, ``ratio`` =
+max(times)/mean(times) (1.0 when every time is 0); inputs (list, tuple, numpy) are not modified;
+ValueError for empty/negative/NaN/infinite/non-numeric costs, an empty partition, a non-integer (bool
+included) or < 1 entry, or a partition whose sum is not the number of layers.
+
+Weights: core 3 + 1 + 1 + 1 = 6, edge/validation 0.5 + 0.5 + 1 = 2 (a quarter); total 8.
+Oracle: prefix sums with math.fsum, in this module.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from autograder.testing import Array, Tuple, approx, is_float, item
+
+FN = "stage_times"
+RULE = "stage p 的耗时是它按顺序连续分到的那几层的耗时之和；不均衡比 = 最大值 / 平均值"
+
+
+def oracle(costs, counts):
+    times, start = [], 0
+    for c in counts:
+        times.append(math.fsum(costs[start:start + c]))
+        start += c
+    mean = math.fsum(times) / len(times)
+    return times, (max(times) / mean if mean > 0 else 1.0)
+
+
+def random_case(rng, layers, stages):
+    costs = [round(rng.uniform(0.2, 5.0), 3) for _ in range(layers)]
+    cuts = sorted(rng.sample(range(1, layers), stages - 1))
+    bounds = [0, *cuts, layers]
+    return costs, [bounds[i + 1] - bounds[i] for i in range(stages)]
+
+
+def same(value, costs, counts):
+    times, ratio = oracle(costs, counts)
+    if not isinstance(value, list) or len(value) != 2 or not isinstance(value[0], list):
+        return False
+    got_times, got_ratio = value
+    return (len(got_times) == len(times) and all(approx(g, e) for g, e in zip(got_times, times, strict=True))
+            and approx(got_ratio, ratio))
+
+
+@item("stage_times", weight=3)
+def test_random_partitions(sub):
+    rng = random.Random(30301)
+    for layers, stages in ((7, 3), (24, 8), (50, 11)):
+        costs, counts = random_case(rng, layers, stages)
+        r = sub.call(FN, costs, counts)
+        assert r.ok, r.describe_failure()
+        assert same(r.value, costs, counts), f"随机的层耗时与切分下，各段耗时或不均衡比不对：{RULE}"
+
+
+@item("stage_times", weight=1)
+def test_numpy_and_tuple_inputs(sub):
+    rng = random.Random(30302)
+    costs, counts = random_case(rng, 12, 4)
+    r = sub.call(FN, Array(costs, "float64"), Array(counts, "int64"))
+    assert r.ok, r.describe_failure()
+    assert same(r.value, costs, counts), "layer_costs 为 numpy 数组、partition 为 numpy 整数数组时结果不对"
+    r = sub.call(FN, Tuple(*costs), Tuple(*counts))
+    assert r.ok, r.describe_failure()
+    assert same(r.value, costs, counts), "输入为 tuple 时结果不对"
+
+
+@item("stage_times", weight=1)
+def test_returns_plain_floats(sub):
+    r = sub.call(FN, Array([1.0, 2.0, 3.0, 4.0, 5.0], "float64"), Array([2, 3], "int64"))
+    assert r.ok, r.describe_failure()
+    top = r.types
+    ok = (isinstance(top, list) and top[0] == "tuple" and len(top[1]) == 2 and isinstance(top[1][0], list)
+          and top[1][0][0] == "list" and all(t == "float" for t in top[1][0][1]) and is_float(top[1][1]))
+    assert ok, "返回值应是 (list, float)，list 中每个元素是 Python float（用 float(...) 转换 numpy 数值）"
+
+
+@item("stage_times", weight=1)
+def test_inputs_not_modified(sub):
+    costs, counts = [3.0, 1.0, 2.0, 5.0, 4.0], [2, 1, 2]
+    r = sub.call(FN, costs, counts)
+    assert r.ok, r.describe_failure()
+    assert r.args_after == [costs, counts], "函数修改了传入的 layer_costs 或 partition"
+
+
+@item("stage_times", weight=0.5, edge=True)
+def test_all_zero_costs(sub):
+    r = sub.call(FN, [0.0, 0.0, 0.0], [1, 2])
+    assert r.ok, r.describe_failure()
+    assert isinstance(r.value, list) and r.value[0] == [0.0, 0.0] and approx(r.value[1], 1.0), \
+        "所有层耗时都为 0 时，各段耗时为 0，不均衡比按约定为 1.0"
+
+
+@item("stage_times", weight=0.5, edge=True)
+def test_single_stage(sub):
+    r = sub.call(FN, [2.0, 3.0], [2])
+    assert r.ok, r.describe_failure()
+    assert isinstance(r.value, list) and same(r.value, [2.0, 3.0], [2]), "只有一个 stage 时不均衡比应为 1.0"
+
+
+@item("stage_times", weight=1, edge=True)
+def test_validation(sub):
+    bad = [
+        (([1.0, 2.0, 3.0], [1, 1]), "partition 的总和与层数不一致"),
+        (([], []), "layer_costs 为空"),
+        (([1.0, -1.0], [1, 1]), "含负的耗时"),
+        (([1.0, float("nan")], [1, 1]), "含 NaN"),
+        (([1.0, 2.0, 3.0], [0, 3]), "partition 中有 0"),
+        (([1.0, 2.0], [1.5, 0.5]), "partition 中有非整数"),
+        (([1.0, 2.0], [True, True]), "partition 中有 bool"),
+    ]
+    for args, what in bad:
+        r = sub.call(FN, *args)
+        assert r.raised("ValueError"), f"{what}时应抛出 ValueError"

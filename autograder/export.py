@@ -1,0 +1,91 @@
+"""``grades.csv``: one row per student and assignment, with the scores the instructor confirmed in formgrader.
+
+``export(OUT)`` is the final step after review: it reads every ``OUT/results/<student>/<assignment>.json``,
+takes the confirmed written scores from the gradebook (``autograder.gradebook.confirmed_scores``), stores
+them back into the result JSON and writes ``OUT/grades.csv``. ``write_grades_csv`` is the shared writer
+that ``grade`` uses too.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from pathlib import Path
+
+from . import gradebook
+from .results import SubmissionResult, atomic_write_text
+
+FIXED_HEAD = ["student_id", "assignment_id"]
+FIXED_TAIL = ["code_total", "total", "max_total", "passed", "provisional", "status"]
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return ""
+    return f"{round(float(x), 4):g}"
+
+
+def _bool(b: bool) -> str:
+    return "true" if b else "false"
+
+
+def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -> Path:
+    """Write ``OUT/grades.csv`` atomically. Item columns are the results' item ids in rubric order (the
+    order of ``SubmissionResult.items``); with several assignments, each new id is appended in order of
+    first appearance and a row leaves the columns of other assignments' items empty."""
+    results = sorted(results, key=lambda r: (r.assignment_id, r.student_id))
+    item_cols: list[str] = []
+    for r in results:
+        for it in r.items:
+            if it.id not in item_cols:
+                item_cols.append(it.id)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(FIXED_HEAD + item_cols + FIXED_TAIL)
+    for r in results:
+        scores = {it.id: it.score for it in r.items}
+        w.writerow(
+            [r.student_id, r.assignment_id]
+            + [_num(scores.get(c)) for c in item_cols]
+            + [
+                _num(r.code_total),
+                _num(r.total),
+                _num(r.max_total),
+                _bool(r.passed),
+                _bool(r.provisional),
+                r.status,
+            ]
+        )
+    path = Path(out_dir) / "grades.csv"
+    atomic_write_text(path, buf.getvalue())
+    return path
+
+
+def load_results(out_dir: Path | str) -> list[tuple[Path, SubmissionResult]]:
+    """Every stored result under ``OUT/results/<student>/<assignment>.json``."""
+    root = Path(out_dir) / "results"
+    return [(p, SubmissionResult.load(p)) for p in sorted(root.glob("*/*.json"))]
+
+
+def refresh_confirmed(out_dir: Path | str, results: Iterable[SubmissionResult]) -> list[SubmissionResult]:
+    """Apply the gradebook's confirmed written scores to the results in place; returns those that changed."""
+    url = gradebook.db_url_for(out_dir)
+    changed = []
+    for r in results:
+        if gradebook.apply_confirmed(r, gradebook.confirmed_scores(url, r.assignment_id, r.student_id)):
+            changed.append(r)
+    return changed
+
+
+def export(out_dir: Path | str) -> Path:
+    """After review in formgrader: update each result JSON's confirmed scores and write ``grades.csv``."""
+    out = Path(out_dir)
+    pairs = load_results(out)
+    results = [r for _, r in pairs]
+    if (out / gradebook.DB_NAME).exists():
+        changed = {id(r) for r in refresh_confirmed(out, results)}
+        for path, r in pairs:
+            if id(r) in changed:
+                r.save(path)
+    return write_grades_csv(out, results)

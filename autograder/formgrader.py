@@ -1,0 +1,175 @@
+"""Start JupyterLab on a grading output directory so instructors review written answers in formgrader.
+
+The server runs with cwd = root_dir = OUT, so nbgrader's formgrader server extension (enabled in the venv's
+``etc/jupyter/jupyter_server_config.d/nbgrader.json``) loads ``OUT/nbgrader_config.py`` and with it OUT's
+gradebook. It listens on 127.0.0.1 only, with a random token.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from .gradebook import CONFIG_NAME
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class FormgraderServer:
+    """A running Jupyter server (a child process in its own session) serving formgrader for OUT."""
+
+    def __init__(self, proc: subprocess.Popen, port: int, token: str, log_path: Path):
+        self.proc, self.port, self.token, self.log_path = proc, port, token, log_path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """formgrader's page, with the token so a browser can log in."""
+        return f"{self.base}/formgrader?token={self.token}"
+
+    def request(self, method: str, path: str, body: dict | None = None, timeout: float = 10.0):
+        """Call the server with the token (token-authenticated requests need no XSRF cookie).
+        Returns (status, parsed JSON body or raw text)."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(
+            self.base + path,
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                status, raw = resp.status, resp.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError as e:
+            status, raw = e.code, e.read().decode("utf-8", "replace")
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, raw
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Block until formgrader's API answers (it is loaded after the server starts)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"the Jupyter server exited with {self.proc.returncode}; see {self.log_path}:\n"
+                    + self.log_tail()
+                )
+            try:
+                status, _ = self.request("GET", "/formgrader/api/status", timeout=2.0)
+                if status == 200:
+                    return
+            except (OSError, urllib.error.URLError):
+                pass
+            time.sleep(0.2)
+        raise TimeoutError(f"formgrader did not answer within {timeout:.0f} s; see {self.log_path}")
+
+    def log_tail(self, n: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-n:])
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM the server's process group (it leads it), then SIGKILL if it does not go."""
+        if self.proc.poll() is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.proc.wait(wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def __enter__(self) -> FormgraderServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def start(
+    out_dir: Path | str,
+    port: int | None = None,
+    token: str | None = None,
+    app: str = "lab",
+    log_path: Path | None = None,
+) -> FormgraderServer:
+    """Start ``jupyter lab`` (``app="lab"``) or a bare ``jupyter server`` (``app="server"``) on OUT and
+    return at once; call ``wait_ready()`` before using it."""
+    out = Path(out_dir).resolve()
+    if not (out / CONFIG_NAME).is_file():
+        raise FileNotFoundError(f"{out / CONFIG_NAME} is missing: grade into {out} first")
+    port = port or free_port()
+    token = token or secrets.token_hex(24)
+    module = {"lab": "jupyterlab", "server": "jupyter_server"}[app]
+    cmd = [
+        sys.executable,
+        "-m",
+        module,
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={out}",
+        "--ServerApp.open_browser=False",
+        f"--IdentityProvider.token={token}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
+        cmd.append("--ServerApp.allow_root=True")
+    env = dict(os.environ)
+    # nbgrader shells out to `alembic` (db upgrades): the venv's bin must be on PATH
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    log_path = Path(log_path) if log_path else out / "formgrader.log"
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=out,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return FormgraderServer(proc, port, token, log_path)
+
+
+def serve(out_dir: Path | str, port: int | None = None, open_browser: bool = False) -> int:
+    """Run formgrader for OUT until Ctrl-C; prints the URL (``http://127.0.0.1:<port>/formgrader``)."""
+    server = start(out_dir, port=port)
+    try:
+        server.wait_ready()
+        print(f"formgrader: {server.base}/formgrader", flush=True)
+        print(f"  open (logs in with the token): {server.url}", flush=True)
+        print("  press Ctrl-C to stop", flush=True)
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(server.url)
+        while server.proc.poll() is None:
+            time.sleep(0.5)
+        return server.proc.returncode or 0
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.stop()

@@ -1,0 +1,382 @@
+"""Grading results in nbgrader's gradebook: scores, suggestions in formgrader's comment box, the instructor's
+review through formgrader's REST API, export, and re-runs that never undo the review."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from nbgrader.api import Comment, Grade, Gradebook, Student, SubmittedAssignment, SubmittedNotebook
+
+from autograder import export as export_mod
+from autograder import formgrader
+from autograder import gradebook as gbmod
+from autograder.results import STATIC_REVIEW, ItemResult, SubmissionResult
+from autograder.results import TestOutcome as Outcome
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE_SOURCE = Path(__file__).parent / "fixtures" / "gradebook" / "source"
+ASSIGNMENT, NOTEBOOK = "gb-demo", "tiny"
+SOURCE_NB = FIXTURE_SOURCE / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+STUDENTS = {  # student -> (simulator score, solver score, written suggestions)
+    "alice": (2.0, 2.0, (2.0, 1.0, 1.0)),
+    "bob": (1.5, 0.0, (1.0, 0.0, 2.0)),
+    "carol": (0.0, 2.0, (0.0, 0.0, 0.0)),
+}
+
+
+def make_result(student: str, tag: str = "v1") -> SubmissionResult:
+    sim, sol, sugg = STUDENTS[student]
+    items = []
+    for iid, score in (("simulator", sim), ("solver", sol)):
+        tests = [
+            Outcome(
+                name=f"test_{iid}_core",
+                item=iid,
+                weight=3,
+                passed=score >= 1.5,
+                message="总时间与独立推导不符：请检查等待关系",
+            ),
+            Outcome(
+                name=f"test_{iid}_edge",
+                item=iid,
+                weight=1,
+                passed=score == 2.0,
+                edge=True,
+                message="负的耗时应当抛出 ValueError",
+            ),
+        ]
+        items.append(ItemResult(id=iid, kind="code", points=2, score=score, mode="executed", tests=tests))
+    for n, s in enumerate(sugg, start=1):
+        msg = f"[{tag}] Suggested {s:g}/2 (static review) for q{n}: evidence «阻塞发送导致下游等待»"
+        items.append(
+            ItemResult(
+                id=f"q{n}",
+                kind="written",
+                points=2,
+                score=s,
+                mode=STATIC_REVIEW,
+                suggestion=s,
+                message=msg,
+                evidence=[{"criterion": "backpressure", "met": s > 0, "quote": "阻塞", "note": ""}],
+            )
+        )
+    return SubmissionResult(
+        student_id=student,
+        assignment_id=ASSIGNMENT,
+        notebook=NOTEBOOK,
+        items=items,
+        pass_line=8,
+        submission_sha256="x",
+    )
+
+
+def write_submission(root: Path, student: str, answers: dict[str, str] | None = None) -> Path:
+    nb = json.loads(SOURCE_NB.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        gid = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if gid in ("q1", "q2", "q3"):
+            cell["source"] = (answers or {}).get(gid, f"{student}'s answer to {gid}: 阻塞发送导致下游等待。")
+    path = root / "submitted" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(nb, ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def row_counts(url: str) -> dict[str, int]:
+    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        return {
+            m.__name__: gb.db.query(m).count()
+            for m in (Student, SubmittedAssignment, SubmittedNotebook, Grade, Comment)
+        }
+
+
+def read_csv(path: Path) -> dict[str, dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return {r["student_id"]: r for r in csv.DictReader(fh)}
+
+
+def record_and_save(out: Path, sub_root: Path, student: str, tag: str = "v1", answers=None):
+    result = make_result(student, tag)
+    path = write_submission(sub_root, student, answers)
+    gbmod.record(out, result, path)
+    result.save(out / "results" / student / f"{ASSIGNMENT}.json")
+    return result, path
+
+
+@pytest.fixture()
+def course(tmp_path):
+    out = gbmod.prepare_course_dir(tmp_path / "out", FIXTURE_SOURCE)
+    url = gbmod.db_url_for(out)
+    gbmod.ensure_assignment(url, ASSIGNMENT, SOURCE_NB)
+    sub_root = tmp_path / "class"
+    paths = {}
+    for student in STUDENTS:
+        _, paths[student] = record_and_save(out, sub_root, student)
+    return {"out": out, "url": url, "sub_root": sub_root, "paths": paths}
+
+
+def test_course_dir_and_assignment_structure(course):
+    out, url = course["out"], course["url"]
+    cfg = (out / "nbgrader_config.py").read_text(encoding="utf-8")
+    assert f"c.CourseDirectory.root = {str(out)!r}" in cfg
+    assert f"c.CourseDirectory.source_directory = {str(FIXTURE_SOURCE.resolve())!r}" in cfg
+    assert gbmod.source_directory(out) == FIXTURE_SOURCE.resolve()
+    before = row_counts(url)
+    gbmod.ensure_assignment(url, ASSIGNMENT, SOURCE_NB)  # idempotent, also with submissions present
+    assert row_counts(url) == before
+    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        nb = gb.find_notebook(NOTEBOOK, ASSIGNMENT)
+        assert sorted(c.name for c in nb.grade_cells) == ["q1", "q2", "q3", "simulator", "solver"]
+        assert sorted(c.name for c in nb.solution_cells) == ["exercise", "q1", "q2", "q3"]
+        assert nb.max_score == 10 and nb.max_code_score == 4 and nb.max_written_score == 6
+        # the stored source is the release's (solution cleared), as generate_assignment's SaveCells stores it
+        ex = gb.find_source_cell("exercise", NOTEBOOK, ASSIGNMENT)
+        assert "raise NotImplementedError()" in ex.source and "BEGIN SOLUTION" not in ex.source
+        assert gb.find_source_cell("simulator", NOTEBOOK, ASSIGNMENT).checksum
+    # like SaveCells: no adding/removing cells once there are submissions
+    changed = json.loads(SOURCE_NB.read_text(encoding="utf-8"))
+    changed["cells"] = [c for c in changed["cells"] if c["metadata"]["nbgrader"]["grade_id"] != "q3"]
+    alt = out.parent / "alt" / f"{NOTEBOOK}.ipynb"
+    alt.parent.mkdir()
+    alt.write_text(json.dumps(changed), encoding="utf-8")
+    with pytest.raises(RuntimeError, match="submissions"):
+        gbmod.ensure_assignment(url, ASSIGNMENT, alt)
+    assert row_counts(url) == before
+
+
+def test_recorded_scores_and_suggestions(course):
+    out, url = course["out"], course["url"]
+    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        assert sorted(s.id for s in gb.students) == sorted(STUDENTS)
+        for student, (sim, sol, _sugg) in STUDENTS.items():
+            for iid, score in (("simulator", sim), ("solver", sol)):
+                g = gb.find_grade(iid, NOTEBOOK, ASSIGNMENT, student)
+                assert g.auto_score == score and g.manual_score is None and not g.needs_manual_grade
+            for n in (1, 2, 3):
+                g = gb.find_grade(f"q{n}", NOTEBOOK, ASSIGNMENT, student)
+                assert g.auto_score is None and g.needs_manual_grade  # waits for the instructor
+                c = gb.find_comment(f"q{n}", NOTEBOOK, ASSIGNMENT, student)
+                assert c.auto_comment.startswith("[v1] Suggested") and c.manual_comment == c.auto_comment
+                assert c.comment == c.auto_comment
+            sub = gb.find_submission(ASSIGNMENT, student)
+            assert sub.needs_manual_grade and sub.code_score == sim + sol
+            # the hidden-test summary sits on the check cell: names and messages
+            code_comments = [c for c in sub.notebooks[0].comments if c.cell.name == "simulator"]
+            assert len(code_comments) == 1
+            assert "test_simulator_core" in code_comments[0].auto_comment
+        bob = [
+            c for c in gb.find_submission(ASSIGNMENT, "bob").notebooks[0].comments if c.cell.name == "solver"
+        ]
+        assert "FAIL test_solver_core" in bob[0].auto_comment and "请检查等待关系" in bob[0].auto_comment
+    for student, path in course["paths"].items():
+        copy = out / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+        assert sha(copy) == sha(path)  # a byte copy; the submission itself is untouched
+    assert gbmod.confirmed_scores(url, ASSIGNMENT, "alice") == {"q1": None, "q2": None, "q3": None}
+
+
+def test_unreadable_submission_gets_a_placeholder_notebook(course):
+    out = course["out"]
+    bad = course["sub_root"] / "submitted" / "dave" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b'{"cells": [ truncated')
+    result = SubmissionResult(
+        "dave",
+        ASSIGNMENT,
+        NOTEBOOK,
+        status="unreadable notebook",
+        items=[
+            ItemResult("simulator", "code", 2, 0.0, "executed"),
+            ItemResult("q1", "written", 2, 0.0, STATIC_REVIEW, suggestion=0.0),
+        ],
+    )
+    gbmod.record(out, result, bad)
+    assert bad.read_bytes() == b'{"cells": [ truncated'
+    placeholder = json.loads((out / "autograded" / "dave" / ASSIGNMENT / f"{NOTEBOOK}.ipynb").read_text())
+    assert "unreadable notebook" in "".join(placeholder["cells"][0]["source"])
+
+
+def test_kill_9_inside_the_transaction_keeps_the_previous_state(course):
+    out, url = course["out"], course["url"]
+    before = row_counts(url)
+    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        old = gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "bob").auto_comment
+    ready = out.parent / "in-transaction"
+    script = textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        sys.path.insert(0, {str(REPO)!r})
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import test_gradebook as t
+        from autograder import gradebook as g
+        def hang():
+            Path({str(ready)!r}).write_text("x")
+            time.sleep(60)
+        g._before_commit = hang
+        t.record_and_save(Path({str(out)!r}), Path({str(course["sub_root"])!r}), "bob", tag="v2")
+        t.record_and_save(Path({str(out)!r}), Path({str(course["sub_root"])!r}), "erin", tag="v2")
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready.exists(), "the child never reached the commit"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert row_counts(url) == before
+    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        assert gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "bob").auto_comment == old
+    record_and_save(out, course["sub_root"], "bob", tag="v2")  # the database is not left locked
+    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        assert gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "bob").auto_comment.startswith("[v2]")
+    assert row_counts(url) == before
+
+
+def test_formgrader_review_export_and_rerun(course):
+    out, url, sub_root = course["out"], course["url"], course["sub_root"]
+    path = export_mod.export(out)
+    rows = read_csv(path)
+    assert list(rows["alice"])[:7] == ["student_id", "assignment_id", "simulator", "solver", "q1", "q2", "q3"]
+    assert rows["alice"]["q2"] == "1" and rows["alice"]["total"] == "8" and rows["alice"]["max_total"] == "10"
+    assert rows["alice"]["provisional"] == "true" and rows["alice"]["passed"] == "true"
+    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        ids = {q: gb.find_grade(q, NOTEBOOK, ASSIGNMENT, "alice").id for q in ("q1", "q2", "q3")}
+        cid = gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "alice").id
+        snb_id = gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, "alice").id
+
+    server = formgrader.start(out, app="lab")
+    try:
+        server.wait_ready(timeout=60)
+        status, page = server.request("GET", f"/formgrader/submissions/{snb_id}/")
+        assert status == 200 and 'id="q1-comment"' in page and 'id="q1"' in page
+        status, comments = server.request("GET", f"/formgrader/api/comments?submission_id={snb_id}")
+        assert status == 200
+        q1c = next(c for c in comments if c["name"] == "q1")
+        assert q1c["manual_comment"].startswith("[v1] Suggested")  # what the comment box shows
+
+        # the instructor: q1 -> 1.5 with their own comment
+        status, body = server.request(
+            "PUT", f"/formgrader/api/grade/{ids['q1']}", {"manual_score": 1.5, "extra_credit": None}
+        )
+        assert status == 200 and body["manual_score"] == 1.5 and not body["needs_manual_grade"]
+        status, _ = server.request("PUT", f"/formgrader/api/comment/{cid}", {"manual_comment": "Good, but…"})
+        assert status == 200
+        rows = read_csv(export_mod.export(out))
+        assert rows["alice"]["q1"] == "1.5" and rows["alice"]["total"] == "7.5"
+        assert rows["alice"]["provisional"] == "true" and rows["alice"]["passed"] == "false"
+        stored = SubmissionResult.load(out / "results" / "alice" / f"{ASSIGNMENT}.json")
+        assert stored.item("q1").confirmed == 1.5 and stored.item("q2").confirmed is None
+
+        for q, score in (("q2", 2), ("q3", 0)):
+            status, _ = server.request(
+                "PUT", f"/formgrader/api/grade/{ids[q]}", {"manual_score": score, "extra_credit": None}
+            )
+            assert status == 200
+        rows = read_csv(export_mod.export(out))
+        assert (rows["alice"]["q1"], rows["alice"]["q2"], rows["alice"]["q3"]) == ("1.5", "2", "0")
+        assert rows["alice"]["provisional"] == "false" and rows["alice"]["total"] == "7.5"
+        assert rows["bob"]["provisional"] == "true"
+        assert gbmod.confirmed_scores(url, ASSIGNMENT, "alice") == {"q1": 1.5, "q2": 2.0, "q3": 0.0}
+
+        # re-grade the class while formgrader is open: the review survives, nothing duplicates
+        before = row_counts(url)
+        for student in STUDENTS:
+            result, _ = record_and_save(out, sub_root, student, tag="v2")
+        assert row_counts(url) == before
+        assert result.item("q1").confirmed is None  # carol: still unconfirmed
+    finally:
+        server.stop()
+    assert server.proc.poll() is not None
+
+    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        g = gb.find_grade("q1", NOTEBOOK, ASSIGNMENT, "alice")
+        assert g.manual_score == 1.5 and not g.needs_manual_grade and g.auto_score is None
+        c = gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "alice")
+        assert c.manual_comment == "Good, but…" and c.auto_comment.startswith("[v2]")
+        # confirmed with our text: the box keeps the text the instructor confirmed against
+        assert gb.find_comment("q2", NOTEBOOK, ASSIGNMENT, "alice").manual_comment.startswith("[v1]")
+        # unconfirmed: the box follows the new suggestion
+        assert gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "bob").manual_comment.startswith("[v2]")
+        assert gb.find_grade("q1", NOTEBOOK, ASSIGNMENT, "bob").needs_manual_grade
+    stored = SubmissionResult.load(out / "results" / "alice" / f"{ASSIGNMENT}.json")
+    assert stored.item("q1").confirmed == 1.5 and stored.item("q1").score == 1.5  # record() applied it
+    assert read_csv(export_mod.export(out))["alice"]["provisional"] == "false"
+
+    # alice rewrites her Q1 answer: the old score stays visible but the cell waits for review again
+    record_and_save(out, sub_root, "alice", tag="v3", answers={"q1": "A completely new answer."})
+    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        g = gb.find_grade("q1", NOTEBOOK, ASSIGNMENT, "alice")
+        assert g.manual_score == 1.5 and g.needs_manual_grade
+        assert not gb.find_grade("q2", NOTEBOOK, ASSIGNMENT, "alice").needs_manual_grade
+        assert gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "alice").manual_comment == "Good, but…"
+    rows = read_csv(export_mod.export(out))
+    assert rows["alice"]["q1"] == "2" and rows["alice"]["provisional"] == "true"
+
+
+def test_write_grades_csv_several_assignments(tmp_path):
+    a = make_result("alice")
+    b = SubmissionResult(
+        "alice",
+        "other",
+        "nb",
+        status="timeout",
+        pass_line=1,
+        items=[
+            ItemResult("solver", "code", 2, 0.0, "executed"),
+            ItemResult("extra", "code", 1, 1.0, "executed"),
+        ],
+    )
+    rows = list(csv.reader(export_mod.write_grades_csv(tmp_path, [b, a]).open(encoding="utf-8")))
+    assert rows[0] == [
+        "student_id",
+        "assignment_id",
+        "simulator",
+        "solver",
+        "q1",
+        "q2",
+        "q3",
+        "extra",
+        "code_total",
+        "total",
+        "max_total",
+        "passed",
+        "provisional",
+        "status",
+    ]
+    assert rows[1][:2] == ["alice", "gb-demo"] and rows[2][:2] == ["alice", "other"]
+    assert rows[2][2] == "" and rows[2][-6:] == ["1", "1", "3", "true", "false", "timeout"]
+
+
+LESSON_16 = REPO / "solutions" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb"
+
+
+@pytest.mark.skipif(not LESSON_16.exists(), reason="lesson 16 source notebook not written yet")
+def test_lesson_16_source_registers_its_rubric_items(tmp_path):
+    out = gbmod.prepare_course_dir(tmp_path / "out", REPO)
+    assert gbmod.source_directory(out) == REPO / "solutions"
+    url = gbmod.db_url_for(out)
+    gbmod.ensure_assignment(url, "16-asymmetric-pipeline", LESSON_16)
+    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        nb = gb.find_notebook("asymmetric_pipeline", "16-asymmetric-pipeline")
+        cells = {c.name: (c.cell_type, c.max_score) for c in nb.grade_cells}
+        written = {c.name for c in nb.solution_cells}
+    assert {k: v for k, v in cells.items() if k in ("simulator", "solver")} == {
+        "simulator": ("code", 2.0),
+        "solver": ("code", 2.0),
+    }
+    assert all(cells[q] == ("markdown", 2.0) and q in written for q in ("q1", "q2", "q3"))

@@ -1,0 +1,64 @@
+"""CI teeth for lesson 16: every typical mistake gets exactly the code scores its file promises.
+
+Each file in ``autograder/16-asymmetric-pipeline/mistakes/`` is a complete exercise class that gets one
+thing wrong (or, for the reference and the correct alternatives, nothing) and starts with
+``# expect: simulator=<score> solver=<score>``. The file is graded by the real engine, through the
+sandboxed worker, with the assignment's hidden tests; the scores must match exactly (the engine rounds
+to 4 decimals). The same files feed the demo class.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from autograder.engine import grade_code
+
+ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "16-asymmetric-pipeline"
+MISTAKES = sorted((ASSIGNMENT / "mistakes").glob("*.py"))
+EXPECT = re.compile(r"^# expect: simulator=([0-9.]+) solver=([0-9.]+)\s*$", re.MULTILINE)
+
+# The catalogue the rubric relies on (demo class, README); more files may be added.
+REQUIRED = {
+    "reference",
+    "closed_form",
+    "release_stub",
+    "hardcoded_seed_answer",
+    "sim_ignores_upstream",
+    "sim_ignores_own_previous",
+    "bubble_uniform_formula",
+    "missing_validation",
+    "numpy_floats_ok",
+    "numpy_int_list",
+    "modifies_input",
+    "seed_reference",
+    "partition_ignores_fixed_costs",
+    "partition_remainder_on_last",
+    "partition_allows_zero_layers",
+    "solver_pure_python_quadratic",
+    "solver_exponential",
+}
+SLOW = {"solver_exponential"}  # two calls run into the per-call time limit on purpose
+
+
+def test_catalogue_is_complete_and_annotated():
+    names = {p.stem for p in MISTAKES}
+    assert REQUIRED <= names, f"missing mistake files: {sorted(REQUIRED - names)}"
+    for path in MISTAKES:
+        assert EXPECT.search(path.read_text(encoding="utf-8")), f"{path.name} has no '# expect:' header"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else []) for p in MISTAKES],
+)
+def test_mistake_scores_exactly_as_stated(path: Path):
+    code = path.read_text(encoding="utf-8")
+    match = EXPECT.search(code)
+    assert match, f"{path.name} has no '# expect:' header"
+    expected = {"simulator": float(match[1]), "solver": float(match[2])}
+    scores = grade_code(ASSIGNMENT, code)
+    got = {item: scores.get(item) for item in expected}
+    assert got == pytest.approx(expected, abs=1e-4), f"{path.name}: expected {expected}, engine gave {got}"

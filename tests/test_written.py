@@ -1,0 +1,362 @@
+"""Suggested scores for the written answers Q1-Q3 (autograder/written.py), on fixture answers."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.results import STATIC_REVIEW, ItemResult
+from autograder.written import normalise, split_sentences, suggest, validate_item
+
+ROOT = Path(__file__).resolve().parents[1]
+# The one place that says where the Q criteria live (the lead repoints it to rubric.yaml).
+RUBRIC = ROOT / "autograder" / "16-asymmetric-pipeline" / "rubric.yaml"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "written"
+
+DEDUCTION = {
+    "q1": "仅定性描述空闲、未指出阻塞通信机制扣 1 分",
+    "q2": "未给出与阶段深度 P−p 的定量关系扣 1 分",
+    "q3": "未给出异步梯度的稳定化措施扣 1 分",
+}
+
+# fixture -> (item, expected suggested score, criteria expected to be missed)
+CASES = {
+    "q1_full_zh": ("q1", 2, []),
+    "q1_full_en": ("q1", 2, []),
+    "q1_missing_backpressure_zh": ("q1", 1, ["backpressure"]),
+    "q1_missing_backpressure_en": ("q1", 1, ["backpressure"]),
+    "q1_missing_upstream_starvation_zh": ("q1", 1, ["upstream_starvation"]),
+    "q1_mixed_zh": ("q1", 1, ["upstream_starvation"]),
+    "q1_terse_zh": ("q1", 2, []),
+    "q1_terse_en": ("q1", 2, []),
+    "q2_terse_en": ("q2", 2, []),
+    "q3_terse_zh": ("q3", 2, []),
+    "q2_full_zh": ("q2", 2, []),
+    "q2_full_fullwidth_zh": ("q2", 2, []),
+    "q2_full_en": ("q2", 2, []),
+    "q2_missing_inflight_formula_zh": ("q2", 1, ["inflight_formula"]),
+    "q2_missing_inflight_formula_en": ("q2", 1, ["inflight_formula"]),
+    "q2_missing_global_batch_zh": ("q2", 1, ["global_batch"]),
+    "q3_full_zh": ("q3", 2, []),
+    "q3_full_en": ("q3", 2, []),
+    "q3_missing_staleness_stabiliser_zh": ("q3", 1, ["staleness_stabiliser"]),
+    "q3_missing_staleness_stabiliser_en": ("q3", 1, ["staleness_stabiliser"]),
+    "q3_missing_decoupled_clocks_zh": ("q3", 1, ["decoupled_clocks"]),
+}
+KEYWORD_LISTS = {
+    "q1_keywords_bullets": "q1",
+    "q1_keywords_comma": "q1",
+    "q1_keywords_en": "q1",
+    "q2_keywords_bullets": "q2",
+    "q2_keywords_symbols": "q2",
+    "q3_keywords_comma": "q3",
+}
+FULL = {"q1": "q1_full_zh", "q2": "q2_full_zh", "q3": "q3_full_zh"}
+
+
+@pytest.fixture(scope="module")
+def items() -> dict[str, dict]:
+    data = yaml.safe_load(RUBRIC.read_text(encoding="utf-8"))
+    return {it["id"]: it for it in data["items"] if it.get("kind") == "written"}
+
+
+def answer(name: str) -> str:
+    return (FIXTURES / f"{name}.md").read_text(encoding="utf-8")
+
+
+def all_criteria(item: dict) -> list[str]:
+    return [c["id"] for c in item["criteria"]]
+
+
+# -- the rubric draft itself --------------------------------------------------------------------
+
+
+def test_rubric_items_are_valid_and_follow_the_seed(items):
+    assert sorted(items) == ["q1", "q2", "q3"]
+    expected = {
+        "q1": ["backpressure", "upstream_starvation"],
+        "q2": ["inflight_formula", "global_batch"],
+        "q3": ["decoupled_clocks", "staleness_stabiliser"],
+    }
+    for qid, it in items.items():
+        validate_item(it)
+        assert it["points"] == 2
+        assert all_criteria(it) == expected[qid]
+        assert sum(c["points"] for c in it["criteria"]) == it["points"]
+        assert [d["reason"] for d in it["deductions"]] == [DEDUCTION[qid]]
+        assert it.get("question"), "the question text is needed to discount copies of it"
+
+
+# -- scores on the fixtures ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fixture_scores(items, name):
+    qid, expected, missed = CASES[name]
+    item = items[qid]
+    s = suggest(answer(name), item)
+    assert s.score == expected, s.comment
+    assert s.mode == STATIC_REVIEW == "static review"
+    assert [e["criterion"] for e in s.evidence] == all_criteria(item)
+    assert [e["criterion"] for e in s.evidence if not e["met"]] == missed, s.comment
+    want = [d["reason"] for d in item["deductions"] if d["when_missing"] in missed]
+    assert s.deductions_applied == want
+
+
+@pytest.mark.parametrize("qid", ["q1", "q2", "q3"])
+def test_missing_the_deducted_criterion_applies_exactly_the_seed_deduction(items, qid):
+    item = items[qid]
+    (ded,) = item["deductions"]
+    s = suggest(answer(f"{qid}_missing_{ded['when_missing']}_zh"), item)
+    assert s.score == item["points"] - ded["points"] == 1
+    assert s.deductions_applied == [DEDUCTION[qid]]
+    assert DEDUCTION[qid] in s.comment
+
+
+@pytest.mark.parametrize("name", sorted(KEYWORD_LISTS))
+def test_keyword_lists_do_not_earn_full_credit(items, name):
+    item = items[KEYWORD_LISTS[name]]
+    s = suggest(answer(name), item)
+    # documented rule: unexplained keywords earn nothing for their criterion, so a list gets 0
+    assert s.score <= item["points"] / 2
+    assert s.score == 0, s.comment
+    assert any("keywords without explanation" in e["note"] for e in s.evidence), s.comment
+
+
+@pytest.mark.parametrize(
+    "dump",
+    [
+        "背压 阻塞 发送 下游 接收缓冲 因为 上游 饥饿 同时 导致 停顿",
+        "背压阻塞发送下游接收缓冲因为上游饥饿同时导致停顿",
+        "backpressure blocking send downstream receive buffer because upstream starvation both stalls",
+        "背压\n阻塞发送\n下游接收缓冲\n因为上游饥饿\n同时导致停顿",
+    ],
+)
+def test_keyword_dumps_with_connectives_earn_nothing(items, dump):
+    s = suggest(dump, items["q1"])
+    assert s.score == 0, s.comment
+
+
+def test_explained_criterion_plus_keyword_list_earns_only_the_explained_one(items):
+    s = suggest(answer("q1_mixed_zh"), items["q1"])
+    assert s.score == 1
+    ev = {e["criterion"]: e for e in s.evidence}
+    assert ev["backpressure"]["met"] and "阻塞" in ev["backpressure"]["quote"]
+    assert ev["upstream_starvation"]["note"].startswith("关键词罗列，缺少解释")
+
+
+@pytest.mark.parametrize("qid", ["q1", "q2", "q3"])
+@pytest.mark.parametrize("name", ["offtopic_recipe_zh", "offtopic_lorem", "placeholder"])
+def test_off_topic_and_placeholder_earn_zero(items, qid, name):
+    s = suggest(answer(name), items[qid])
+    assert s.score == 0
+    assert not any(e["met"] or e["quote"] for e in s.evidence)
+    assert s.deductions_applied == [DEDUCTION[qid]]
+
+
+def test_off_topic_note_says_so(items):
+    s = suggest(answer("offtopic_recipe_zh"), items["q1"])
+    assert all("off-topic" in e["note"] for e in s.evidence)
+
+
+@pytest.mark.parametrize("qid", ["q1", "q2", "q3"])
+@pytest.mark.parametrize("blank", ["", "   \n\n  ", None, "YOUR ANSWER HERE", "$$ $$"])
+def test_empty_answers_earn_zero(items, qid, blank):
+    s = suggest(blank, items[qid])
+    assert s.score == 0
+    assert all(not e["met"] and e["quote"] == "" for e in s.evidence)
+
+
+@pytest.mark.parametrize("qid", ["q1", "q2", "q3"])
+def test_a_copy_of_the_question_earns_zero(items, qid):
+    item = items[qid]
+    q = item["question"]
+    for copy in (q, f"### {q}\n\n{q}", q.replace("？", "?\n"), f"**{q}**\n\nYOUR ANSWER HERE"):
+        s = suggest(copy, item)
+        assert s.score == 0, (copy, s.comment)
+    assert "only the question copied" in suggest(q, item).evidence[0]["note"]
+
+
+@pytest.mark.parametrize("qid", ["q1", "q2", "q3"])
+def test_question_then_answer_still_earns_full_marks(items, qid):
+    item = items[qid]
+    s = suggest(f"**{item['question']}**\n\n答：\n\n{answer(FULL[qid])}", items[qid])
+    assert s.score == 2, s.comment
+
+
+def test_question_argument_overrides_the_rubric_question(items):
+    item = dict(items["q1"])
+    del item["question"]
+    text = "为什么中间卡会因为 P2P 阻塞发送与下游接收缓冲区以及上游饥饿而出现隐式停顿？请分析。"
+    assert suggest(text, item).score > 0  # without the question text this reads like an answer
+    assert suggest(text, item, question=text).score == 0
+
+
+@pytest.mark.parametrize(
+    "name,other", [(FULL[a], b) for a in ("q1", "q2", "q3") for b in ("q1", "q2", "q3") if a != b]
+)
+def test_full_answer_to_another_question_earns_zero(items, name, other):
+    assert suggest(answer(name), items[other]).score == 0
+
+
+def test_concepts_in_separate_paragraphs_do_not_combine(items):
+    text = (
+        "Stage 1 的 P2P send 会被阻塞，因为它必须等对方准备好才能返回。\n\n"
+        "这是流水线里很常见的现象，很多系统都有。\n\n"
+        "而下游的 Stage 2 这时正在计算一个更重的微批次。"
+    )
+    s = suggest(text, items["q1"])
+    ev = {e["criterion"]: e for e in s.evidence}
+    assert not ev["backpressure"]["met"]
+    assert "separate passages" in ev["backpressure"]["note"]
+    # adjacent sentences may combine (window of two)
+    s2 = suggest(text.replace("这是流水线里很常见的现象，很多系统都有。\n\n", ""), items["q1"])
+    assert {e["criterion"]: e for e in s2.evidence}["backpressure"]["met"], s2.comment
+
+
+# -- evidence and comment -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_evidence_quotes_are_substrings_of_the_normalised_answer(items, name):
+    qid = CASES[name][0]
+    text = answer(name)
+    norm = normalise(text)
+    for e in suggest(text, items[qid]).evidence:
+        assert set(e) == {"criterion", "met", "quote", "note"}
+        assert len(e["quote"]) <= 200
+        assert e["note"]
+        if e["met"]:
+            assert e["quote"] and e["quote"] in norm
+        else:
+            assert e["quote"] == ""
+
+
+def test_long_passages_are_trimmed_around_the_matches(items):
+    filler = "这一段为了测试引用截断而故意写得很长，内容本身并不重要，" * 8
+    text = filler + "如果下游 Stage 2 还在计算、接收缓冲区没有释放，Stage 1 的 P2P send 就会被阻塞。"
+    s = suggest(text, items["q1"])
+    ev = s.evidence[0]
+    assert ev["met"] and len(ev["quote"]) <= 200
+    assert "阻塞" in ev["quote"] and ev["quote"] in normalise(text)
+
+
+def test_comment_format(items):
+    s = suggest(answer("q1_missing_backpressure_zh"), items["q1"])
+    lines = s.comment.splitlines()
+    assert lines[0] == "[静态审查 / static review] 建议得分 1/2"
+    assert lines[-1] == "请在 formgrader 中确认或修改 / confirm or change in formgrader"
+    assert any("backpressure" in ln and "未满足" in ln for ln in lines)
+    quote = next(e["quote"] for e in s.evidence if e["met"])
+    assert any("upstream_starvation" in ln and quote in ln for ln in lines)
+    assert any(ln.startswith("扣分 / deduction (-1)") and DEDUCTION["q1"] in ln for ln in lines)
+    full = suggest(answer("q2_full_en"), items["q2"]).comment
+    assert full.startswith("[静态审查 / static review] 建议得分 2/2") and "扣分" not in full
+
+
+def test_to_item_result_is_an_unconfirmed_static_review(items):
+    s = suggest(answer("q3_full_en"), items["q3"])
+    r = s.to_item_result("desc")
+    assert isinstance(r, ItemResult)
+    assert (r.id, r.kind, r.mode, r.points, r.score, r.suggestion, r.confirmed) == (
+        "q3",
+        "written",
+        "static review",
+        2.0,
+        2.0,
+        2.0,
+        None,
+    )
+    assert r.message == s.comment and r.evidence == s.evidence
+
+
+# -- normalisation ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        (r"$\min(m, P-p) \cdot M_{\text{act}}$", "min(m, P-p) · M_act"),
+        (
+            r"$M = s \times b \times h \times \left(34 + 5 \frac{a \cdot s}{h}\right)$",
+            "M = s · b · h · (34 + 5 (a · s)/h)",
+        ),
+        (r"$\nabla \leftarrow \lambda^{\Delta t} \nabla$", "∇ ← λ^Δt ∇"),
+        ("（Ｐ－ｐ）×Ｍ，全角：ｏｋ", "(P-p)·M,全角:ok"),
+        ("P − p", "P - p"),
+        ("**背压**与 `send`、*阻塞*", "背压与 send、阻塞"),
+        ("s*b*h", "s·b·h"),
+        ("第一行\n接着写\n\n- 要点一\n- 要点二", "第一行接着写\n要点一\n要点二"),
+        ("显存为：\n$$M = \\min(m, P-p)\\,M_1$$\n下一句", "显存为: M = min(m, P-p) M_1\n下一句"),
+        ("| 背压 | 阻塞 |\n|---|---|\n| a | b |", "背压\n阻塞\na\nb"),
+        ("YOUR ANSWER HERE", ""),
+    ],
+)
+def test_normalise(raw, expected):
+    assert normalise(raw) == expected
+
+
+def test_sentence_splitting_chinese_english_and_bullets():
+    text = normalise("第一句。第二句！第三句？第四句；Fifth one. Sixth, e.g. this; 0.9 stays\n- 七\n1. 八")
+    got = [text[s:e] for s, e in split_sentences(text)]
+    assert got == [
+        "第一句。",
+        "第二句!",
+        "第三句?",
+        "第四句;",
+        "Fifth one.",
+        "Sixth, e.g. this;",
+        "0.9 stays",
+        "七",
+        "八",
+    ]
+
+
+def test_english_terms_glued_to_chinese_still_match(items):
+    text = "Stage1的send被阻塞，因为下游Stage2的接收缓冲区还没有释放。同时上游Stage0太慢，数据还没到达，中间卡只能等待。"
+    assert suggest(text, items["q1"]).score == 2
+
+
+def test_patterns_are_case_insensitive(items):
+    up = answer("q1_full_en").upper().replace("P2P", "p2p")
+    assert suggest(up, items["q1"]).score == 2
+
+
+# -- validation and speed -----------------------------------------------------------------------
+
+
+def test_validate_item_rejects_malformed_items(items):
+    bad = yaml.safe_load(yaml.safe_dump(items["q1"]))
+    bad["criteria"][0]["concepts"][0]["patterns"] = ["(unclosed"]
+    with pytest.raises(ValueError, match="bad regex"):
+        suggest("x", bad)
+    bad = yaml.safe_load(yaml.safe_dump(items["q1"]))
+    bad["deductions"][0]["when_missing"] = "nope"
+    with pytest.raises(ValueError, match="unknown criterion"):
+        validate_item(bad)
+
+
+def test_fast_enough(items):
+    texts = [(items[q], answer(n)) for n, (q, _, _) in CASES.items()]
+    texts += [(items[q], answer(n)) for n, q in KEYWORD_LISTS.items()]
+    for it, t in texts:  # warm the regex caches
+        suggest(t, it)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(5):
+            for it, t in texts:
+                suggest(t, it)
+        best = min(best, (time.perf_counter() - t0) / (5 * len(texts)))
+    assert best < 0.005, f"{best * 1000:.2f} ms per answer"
+
+
+def test_every_fixture_is_used():
+    used = set(CASES) | set(KEYWORD_LISTS) | {"offtopic_recipe_zh", "offtopic_lorem", "placeholder"}
+    on_disk = {p.stem for p in FIXTURES.glob("*.md")}
+    assert on_disk == used
+    assert all(re.fullmatch(r"[a-z0-9_]+", n) for n in on_disk)
