@@ -356,38 +356,59 @@ def _autograded_path(out: Path, result: SubmissionResult) -> Path:
     return out / AUTOGRADED / result.student_id / result.assignment_id / f"{nb_id}.ipynb"
 
 
-def _write_autograded(dest: Path, submitted: Path, result: SubmissionResult) -> None:
-    """Atomically place a byte copy of the submission where formgrader looks for it. A submission that is
-    not a readable notebook is replaced by a one-cell notebook saying why (formgrader would fail on it)."""
-    import nbformat
-
+def _atomic_copy(src: Path, dest: Path) -> None:
+    """Byte copy that readers see whole or not at all (temp file in the same folder, fsync, rename)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        nbformat.reads(submitted.read_text(encoding="utf-8"), as_version=4)
-        readable = True
-    except Exception:  # noqa: BLE001 - any parse failure means "not a notebook"
-        readable = False
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
     try:
-        if readable:
-            with os.fdopen(fd, "wb") as fh, open(submitted, "rb") as src:
-                shutil.copyfileobj(src, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-        else:
-            os.close(fd)
-            note = nbformat.v4.new_notebook()
-            note.cells.append(
-                nbformat.v4.new_markdown_cell(
-                    f"**This submission could not be read as a notebook.**\n\nStatus: `{result.status}`"
-                )
-            )
-            atomic_write_text(Path(tmp), nbformat.writes(note))
+        with os.fdopen(fd, "wb") as fh, open(src, "rb") as fsrc:
+            shutil.copyfileobj(fsrc, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, dest)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _write_autograded(dest: Path, submitted: Path, result: SubmissionResult) -> None:
+    """Place a byte copy of the submission where formgrader looks for it. A submission that is not a
+    readable notebook is replaced by a one-cell notebook saying why (formgrader would fail on it)."""
+    import nbformat
+
+    try:
+        nbformat.reads(submitted.read_text(encoding="utf-8"), as_version=4)
+    except Exception:  # noqa: BLE001 - any parse failure means "not a notebook"
+        note = nbformat.v4.new_notebook()
+        note.cells.append(
+            nbformat.v4.new_markdown_cell(
+                f"**This submission could not be read as a notebook.**\n\nStatus: `{result.status}`"
+            )
+        )
+        atomic_write_text(dest, nbformat.writes(note))
+    else:
+        _atomic_copy(submitted, dest)
+
+
+def _mirror_submitted(out: Path, result: SubmissionResult, submitted: Path) -> None:
+    """Copy the submission (and its timestamp.txt) to OUT/submitted/..., where nbgrader's formgrader counts
+    submissions and decides that a gradebook entry is "autograded" (equal timestamps)."""
+    dest = (
+        out
+        / SUBMITTED
+        / result.student_id
+        / result.assignment_id
+        / f"{notebook_id_of(result.notebook)}.ipynb"
+    )
+    if dest.exists() and dest.resolve() == submitted.resolve():
+        return
+    _atomic_copy(submitted, dest)
+    ts_src, ts_dest = submitted.parent / "timestamp.txt", dest.parent / "timestamp.txt"
+    if ts_src.is_file():
+        _atomic_copy(ts_src, ts_dest)
+    elif ts_dest.exists():
+        ts_dest.unlink()
 
 
 def _read_timestamp(submitted: Path):
@@ -442,7 +463,9 @@ def _ensure_submission_rows(db, assignment, student_id: str, timestamp):
 
 
 def record(out_dir: Path | str, result: SubmissionResult, submitted_notebook_path: Path | str) -> dict:
-    """Record one graded submission in OUT's gradebook and place its autograded copy for formgrader.
+    """Record one graded submission in OUT's gradebook and place its copies for formgrader
+    (``OUT/autograded/<student>/<assignment>/<nb>.ipynb``, and ``OUT/submitted/...`` unless that is
+    where the submission already is).
 
     Returns the instructor-confirmed scores of the written items (see :func:`confirmed_scores`) and
     applies them to ``result`` in place (``confirmed``, and ``score`` = confirmed else suggestion), so the
@@ -522,6 +545,7 @@ def record(out_dir: Path | str, result: SubmissionResult, submitted_notebook_pat
     # the notebook formgrader shows, placed after the commit (a crash in between is repaired by a re-run;
     # placing it later keeps the previous copy as the reference for "answer changed" until we committed)
     _write_autograded(dest, submitted, result)
+    _mirror_submitted(out, result, submitted)
     apply_confirmed(result, confirmed)
     return confirmed
 

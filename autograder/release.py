@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -43,21 +42,20 @@ def normalise_notebook(text: str) -> str:
 
 
 def _run_nbgrader(course: Path, assignment: str, root: Path) -> None:
-    """``nbgrader generate_assignment ASSIGNMENT --force`` in ``course``, in-process.
+    """``nbgrader generate_assignment ASSIGNMENT --force --no-db`` in ``course``, in-process.
 
-    The repository's ``nbgrader_config.py`` is loaded (and nothing else, so a user's
-    ``~/.jupyter/nbgrader_config.py`` cannot change the release); only the course root and the gradebook
-    path are redirected into the temporary course.
+    Only the repository's ``nbgrader_config.py`` is loaded (a user's ``~/.jupyter/nbgrader_config.py``
+    cannot change the release), with the course root redirected into the temporary course.  The release
+    needs no gradebook (the grading engine builds its own), so the run skips the database: nbgrader's
+    ``SaveCells`` step only records cells in the gradebook and does not change the notebook, and
+    creating a fresh gradebook costs a slow ``alembic`` subprocess.
     """
     from nbgrader.converters import GenerateAssignment
     from nbgrader.coursedir import CourseDirectory
+    from nbgrader.preprocessors import SaveCells
     from nbgrader.utils import capture_log
     from traitlets.config.loader import PyFileConfigLoader
 
-    # nbgrader shells out to `alembic`, which lives next to this interpreter.
-    bindir = str(Path(sys.executable).parent)
-    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     config.CourseDirectory.root = str(course)
     config.CourseDirectory.db_url = f"sqlite:///{course / 'build' / 'release-gradebook.db'}"
@@ -65,6 +63,8 @@ def _run_nbgrader(course: Path, assignment: str, root: Path) -> None:
     coursedir.assignment_id = assignment
     app = GenerateAssignment(coursedir=coursedir, config=config)
     app.force = True
+    app.no_database = True
+    app.preprocessors = [p for p in app.preprocessors if p is not SaveCells]
     result = capture_log(app)
     if not result["success"]:
         sys.stderr.write(result.get("log", "") + result.get("error", ""))

@@ -44,7 +44,7 @@ class Limits:
     cpu_seconds: int = 60
     address_space_bytes: int = 4 << 30
     file_bytes: int = 16 << 20
-    processes: int = 64  # RLIMIT_NPROC (tasks, threads included) per sandbox; the kernel ignores it for
+    processes: int = 16  # RLIMIT_NPROC (tasks, threads included) per sandbox; the kernel ignores it for
     # host root, so it binds only when the sandbox runs as an unprivileged host uid (see sandbox_identity)
     tmpfs_bytes: int = 256 << 20
 

@@ -288,6 +288,23 @@ def min_max_partition(layer_costs, num_stages, *, head_cost=0.0, tail_cost=0.0, 
     hi = max(_loads_from_bounds(pre, best, fixed, s))
     smax = max(s) if s is not None else 1.0
     lo = max(total / (P * smax), float(arr.max()) / smax) * (1 - 1e-12)
+    if hetero and L * L * P <= 4_000_000:
+        # small instance: binary search over the sorted set of attainable stage times
+        iu, ju = np.triu_indices(L + 1, 1)
+        seg = pre_np[ju] - pre_np[iu]
+        cand = np.unique(np.concatenate([(fixed[p] + seg) / s[p] for p in range(P)]))
+        cand = cand[(cand >= lo) & (cand <= hi)]
+        a, b_ = 0, len(cand) - 1
+        while a <= b_:
+            mid_i = (a + b_) // 2
+            b, _ = probe(float(cand[mid_i]))
+            if b is None:
+                a = mid_i + 1
+            else:
+                best = b
+                hi = max(_loads_from_bounds(pre, b, fixed, s))
+                b_ = min(mid_i - 1, int(np.searchsorted(cand, hi, side="right")) - 1)
+        lo = hi
     # invariant: hi is attained by `best`; the optimum is >= lo
     for _ in range(400):
         if lo >= hi or hi - lo <= 1e-13 * max(hi, 1e-300) and hetero:

@@ -8,9 +8,6 @@ import hashlib
 import json
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -35,7 +32,7 @@ STUDENTS = {  # student -> (simulator score, solver score, written suggestions)
 
 
 def make_result(student: str, tag: str = "v1") -> SubmissionResult:
-    sim, sol, sugg = STUDENTS[student]
+    sim, sol, sugg = STUDENTS.get(student, (1.0, 1.0, (1.0, 1.0, 1.0)))
     items = []
     for iid, score in (("simulator", sim), ("solver", sol)):
         tests = [
@@ -185,6 +182,7 @@ def test_recorded_scores_and_suggestions(course):
     for student, path in course["paths"].items():
         copy = out / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
         assert sha(copy) == sha(path)  # a byte copy; the submission itself is untouched
+        assert sha(out / "submitted" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb") == sha(path)
     assert gbmod.confirmed_scores(url, ASSIGNMENT, "alice") == {"q1": None, "q2": None, "q3": None}
 
 
@@ -209,39 +207,49 @@ def test_unreadable_submission_gets_a_placeholder_notebook(course):
     assert "unreadable notebook" in "".join(placeholder["cells"][0]["source"])
 
 
+def killed_before_commit(out: Path, sub_root: Path, student: str) -> None:
+    """Record ``student`` in a forked child that is SIGKILLed inside the transaction, just before COMMIT."""
+    ready = out.parent / f"in-transaction-{student}"
+    pid = os.fork()
+    if pid == 0:  # child: nbgrader is already imported, so this costs milliseconds, not a new interpreter
+        try:
+
+            def hang():
+                ready.write_text("x")
+                time.sleep(60)
+
+            gbmod._before_commit = hang
+            record_and_save(out, sub_root, student, tag="v2")
+        finally:
+            os._exit(1)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:
+            if os.waitpid(pid, os.WNOHANG) != (0, 0):
+                pytest.fail("the child exited before reaching the commit")
+            time.sleep(0.02)
+        assert ready.exists(), "the child never reached the commit"
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_kill_9_inside_the_transaction_keeps_the_previous_state(course):
-    out, url = course["out"], course["url"]
+    out, url, sub_root = course["out"], course["url"], course["sub_root"]
     before = row_counts(url)
     with Gradebook(url, gbmod.COURSE_ID) as gb:
         old = gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "bob").auto_comment
-    ready = out.parent / "in-transaction"
-    script = textwrap.dedent(f"""
-        import sys, time
-        from pathlib import Path
-        sys.path.insert(0, {str(REPO)!r})
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
-        import test_gradebook as t
-        from autograder import gradebook as g
-        def hang():
-            Path({str(ready)!r}).write_text("x")
-            time.sleep(60)
-        g._before_commit = hang
-        t.record_and_save(Path({str(out)!r}), Path({str(course["sub_root"])!r}), "bob", tag="v2")
-        t.record_and_save(Path({str(out)!r}), Path({str(course["sub_root"])!r}), "erin", tag="v2")
-    """)
-    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
-    try:
-        deadline = time.monotonic() + 30
-        while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert ready.exists(), "the child never reached the commit"
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    killed_before_commit(out, sub_root, "bob")  # an update of an existing submission
+    killed_before_commit(out, sub_root, "erin")  # a new student: student, submission, grade, comment rows
     assert row_counts(url) == before
     with Gradebook(url, gbmod.COURSE_ID) as gb:
         assert gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "bob").auto_comment == old
-    record_and_save(out, course["sub_root"], "bob", tag="v2")  # the database is not left locked
+    assert not (out / "autograded" / "erin").exists()
+    record_and_save(out, sub_root, "bob", tag="v2")  # the database is not left locked
     with Gradebook(url, gbmod.COURSE_ID) as gb:
         assert gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "bob").auto_comment.startswith("[v2]")
     assert row_counts(url) == before
@@ -267,6 +275,8 @@ def test_formgrader_review_export_and_rerun(course):
         status, comments = server.request("GET", f"/formgrader/api/comments?submission_id={snb_id}")
         assert status == 200
         q1c = next(c for c in comments if c["name"] == "q1")
+        status, info = server.request("GET", f"/formgrader/api/assignment/{ASSIGNMENT}")
+        assert status == 200 and info["num_submissions"] == 3
         assert q1c["manual_comment"].startswith("[v1] Suggested")  # what the comment box shows
 
         # the instructor: q1 -> 1.5 with their own comment

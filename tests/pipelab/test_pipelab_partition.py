@@ -117,3 +117,16 @@ def test_max_minus_min_balancer_is_never_better():
 def test_rejects_bad_input(args, kw, exc):
     with pytest.raises(exc):
         min_max_partition(*args, **kw)
+
+
+@pytest.mark.parametrize("L,P", [(40, 5), (1200, 4)])
+def test_heterogeneous_engine_agrees_with_greedy(L, P):
+    # speed=[1]*P takes the reachability path (candidate search for small, bisection for large L)
+    import random
+
+    rng = random.Random(L)
+    costs = [rng.lognormvariate(0, 1) for _ in range(L)]
+    a = bottleneck(costs, min_max_partition(costs, P, head_cost=2.0))
+    b = bottleneck(costs, min_max_partition(costs, P, head_cost=2.0, speed=[1.0] * P), head_cost=2.0)
+    assert bottleneck(costs, min_max_partition(costs, P, head_cost=2.0), head_cost=2.0) == pytest.approx(b, rel=1e-9)
+    assert a <= bottleneck(costs, min_max_partition(costs, P, head_cost=2.0), head_cost=2.0)

@@ -1,10 +1,6 @@
 # expect: stage_times=2 partition=2 scheduling=2 frontier=0.5
 # frontier mistake: activation memory always uses min(m, P) in flight, so GPipe's memory is not charged for all m microbatches.
 
-import math
-import numbers
-
-
 def stage_times(layer_costs, partition):
     """每个 stage 的耗时与不均衡比 max/mean。
 
@@ -14,6 +10,9 @@ def stage_times(layer_costs, partition):
     （Python float；所有耗时都为 0 时定义为 1.0）。输入不得被修改。
     非法输入抛出 ValueError。
     """
+    import math
+    import numbers
+
     costs = []
     for v in layer_costs:
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
@@ -50,6 +49,9 @@ def min_max_partition(layer_costs, num_stages):
     返回 P 个 Python int 的 list（每项 ≥ 1，总和 = 层数）；最优解不唯一时返回任意一个。
     非法输入抛出 ValueError。规模：最多 400 层、64 个 stage，应在 1 秒内完成。
     """
+    import math
+    import numbers
+
     costs = []
     for v in layer_costs:
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
@@ -110,6 +112,9 @@ def simulate_static_vs_dynamic(fwd, bwd, extra_in_flight=0, overhead=0.0):
           "ops": [[stage, "F" 或 "B", k, start, end], ...]}（每个操作恰好一次，按 (start, stage) 排序）。
     非法输入抛出 ValueError；输入不得被修改。规模：n ≤ 64，P ≤ 16。
     """
+    import math
+    import numbers
+
     def matrix(values, what):
         rows = [list(r) for r in values]
         if not rows or not rows[0]:
@@ -203,6 +208,9 @@ def throughput_latency_frontier(total_work, stage_options, microbatch_options, *
     返回可行且不被支配的 (P, m, throughput, latency) 元组的 list，按 (latency, P, m) 升序；
     没有可行点时返回 []。非法输入抛出 ValueError。
     """
+    import math
+    import numbers
+
     def real(v, what, positive=False):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
             raise ValueError(f"{what} 必须是有限的数，收到 {v!r}")

@@ -1,10 +1,5 @@
-# ruff: noqa: F401
 # expect: stage_times=0 partition=0 scheduling=0 frontier=0
 # The release as handed out: every exercise raises NotImplementedError.
-
-import math
-import numbers
-
 
 def stage_times(layer_costs, partition):
     """每个 stage 的耗时与不均衡比 max/mean。

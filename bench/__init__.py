@@ -1,0 +1,1 @@
+"""Speed figures for ``make bench``: every ``bench/bench_*.py`` module's ``main()``."""

@@ -1,0 +1,68 @@
+"""pipelab speed and quality figures (issue 5, point 5)."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+
+from pipelab import make_schedule, simulate
+from pipelab.partition import bottleneck, min_max_partition, spread_balance_partition, uniform_partition
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def bench_simulation() -> None:
+    P, m, v = 64, 1024, 4
+    sched, t_build = _timed(lambda: make_schedule("interleaved-1f1b", P, m, v))
+    rng = np.random.default_rng(0)
+    f = rng.uniform(0.8, 1.2, P * v).tolist()
+    b = [2 * x for x in f]
+    tl, t_sim = _timed(lambda: simulate(sched, f, b))
+    print(f"interleaved 1F1B P={P} m={m} v={v}: {len(tl)} ops, build {t_build:.3f} s + simulate "
+          f"(incl. memory) {t_sim:.3f} s = {t_build + t_sim:.3f} s  [target < 1 s]  "
+          f"engine={tl.meta['engine']} makespan={tl.makespan:.1f} bubble={tl.bubble_ratio:.4f}")
+    sched1, t1b = _timed(lambda: make_schedule("1f1b", P, m))
+    tl1, t1 = _timed(lambda: simulate(sched1, f[:P], b[:P]))
+    print(f"plain 1F1B P={P} m={m}: {len(tl1)} ops, build {t1b:.3f} s + simulate {t1:.3f} s")
+
+
+def bench_partition() -> None:
+    L, P = 10**6, 1024
+    rng = np.random.default_rng(1)
+    costs = rng.lognormal(0.0, 1.0, L)
+    counts, t = _timed(lambda: min_max_partition(costs, P))
+    bn = bottleneck(costs, counts)
+    print(f"exact min-max partition of {L} non-uniform layers into {P} stages: {t:.3f} s  [target < 1 s]  "
+          f"slowest stage {bn:.3f} (mean {costs.sum() / P:.3f})")
+
+
+def bench_quality(n: int = 300, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    r_uni, r_spread = [], []
+    for _ in range(n):
+        L = rng.randint(8, 64)
+        P = rng.randint(2, min(16, L))
+        costs = [rng.lognormvariate(0.0, 0.8) for _ in range(L)]
+        exact = bottleneck(costs, min_max_partition(costs, P))
+        r_uni.append(bottleneck(costs, uniform_partition(L, P)) / exact)
+        r_spread.append(bottleneck(costs, spread_balance_partition(costs, P)) / exact)
+    for name, r in (("uniform split", r_uni), ("max-min balancer", r_spread)):
+        worse = sum(x > 1 + 1e-12 for x in r)
+        print(f"slowest stage, {name} / exact min-max over {n} random instances: mean {np.mean(r):.3f}, "
+              f"max {max(r):.3f}, worse in {worse}/{n}")
+
+
+def main() -> None:
+    bench_simulation()
+    bench_partition()
+    bench_quality()
+
+
+if __name__ == "__main__":
+    main()

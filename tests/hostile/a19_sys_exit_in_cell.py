@@ -1,0 +1,7 @@
+# expect: simulator=2 solver=2
+# include: reference
+# sys.exit() at the end of the exercise cell (after the class is defined): it ends that cell only, as
+# in Jupyter; the grader notes a cell error and grades the class in full.
+import sys
+
+sys.exit("bye")

@@ -1,0 +1,73 @@
+"""Lesson 03: every typical mistake gets exactly the code scores its file promises.
+
+Each file in ``autograder/03-load-imbalance/mistakes/`` is the complete exercise code (all four
+functions) with one thing wrong -- or, for ``reference``, nothing; ``release_stub`` and ``empty`` are the
+unsolved release and an empty submission. Each starts with
+``# expect: stage_times=<s> partition=<s> scheduling=<s> frontier=<s>`` and is graded by the real engine
+(sandboxed worker, the assignment's hidden tests); the scores must match exactly (4 decimals).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.engine import grade_code
+
+ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "03-load-imbalance"
+MISTAKES = sorted((ASSIGNMENT / "mistakes").glob("*.py"))
+EXPECT = re.compile(r"^# expect: ((?:\w+=[0-9.]+\s*)+)$", re.MULTILINE)
+CODE_ITEMS = ("stage_times", "partition", "scheduling", "frontier")
+
+REQUIRED = {
+    "reference",
+    "release_stub",
+    "empty",
+    "stage_times_max_over_min",
+    "stage_times_no_sum_check",
+    "partition_equal_layer_counts",
+    "partition_greedy_average",
+    "partition_fewer_stages",
+    "partition_numpy_ints",
+    "scheduling_static_gpipe",
+    "scheduling_dynamic_no_memory_cap",
+    "scheduling_forward_first",
+    "scheduling_overhead_as_compute",
+    "frontier_ignores_schedule",
+    "frontier_drops_ties",
+}
+
+
+def expected_scores(text: str) -> dict[str, float]:
+    match = EXPECT.search(text)
+    assert match, "no '# expect:' header"
+    pairs = dict(part.split("=") for part in match[1].split())
+    return {k: float(v) for k, v in pairs.items()}
+
+
+def test_catalogue_is_complete_and_annotated():
+    names = {p.stem for p in MISTAKES}
+    assert REQUIRED <= names, f"missing mistake files: {sorted(REQUIRED - names)}"
+    for path in MISTAKES:
+        assert set(expected_scores(path.read_text(encoding="utf-8"))) == set(CODE_ITEMS), path.name
+
+
+def test_rubric_points_and_pass_line():
+    rubric = yaml.safe_load((ASSIGNMENT / "rubric.yaml").read_text(encoding="utf-8"))
+    points = {it["id"]: float(it["points"]) for it in rubric["items"]}
+    assert points == {"stage_times": 2, "partition": 2, "scheduling": 2, "frontier": 1, "q1": 1, "q2": 2}
+    assert rubric["pass_line"] == 8
+    ref = expected_scores((ASSIGNMENT / "mistakes" / "reference.py").read_text(encoding="utf-8"))
+    assert ref == {k: points[k] for k in CODE_ITEMS}
+
+
+@pytest.mark.parametrize("path", MISTAKES, ids=[p.stem for p in MISTAKES])
+def test_mistake_scores_exactly_as_stated(path: Path):
+    code = path.read_text(encoding="utf-8")
+    expected = expected_scores(code)
+    scores = grade_code(ASSIGNMENT, code)
+    got = {item: scores.get(item) for item in expected}
+    assert got == pytest.approx(expected, abs=1e-4), f"{path.name}: expected {expected}, engine gave {got}"

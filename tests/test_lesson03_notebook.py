@@ -1,0 +1,242 @@
+"""Lesson 03 notebooks: the source runs with every visible check passing, the release runs with only the
+four exercise functions unimplemented, the release holds no reference code or answers and is in sync
+with a fresh generation, and every number the prose states is recomputed here independently.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "solutions" / "03-load-imbalance" / "load_imbalance.ipynb"
+RELEASE = ROOT / "lessons" / "03-load-imbalance" / "load_imbalance.ipynb"
+HIDDEN = ROOT / "autograder" / "03-load-imbalance"
+CHECK_IDS = {"stage_times", "partition", "scheduling", "frontier"}
+EXERCISES = ("stage_times", "min_max_partition", "simulate_static_vs_dynamic", "throughput_latency_frontier")
+
+
+def run(path: Path) -> nbformat.NotebookNode:
+    nb = nbformat.read(path, as_version=4)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    return nb
+
+
+def grade_id(cell) -> str | None:
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def errors(cell) -> list[dict]:
+    return [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+
+
+def stdout(nb) -> str:
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                   if o.get("name") == "stdout")
+
+
+def prose(nb) -> str:
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+@pytest.fixture(scope="module")
+def source_run():
+    return run(SOURCE)
+
+
+@pytest.fixture(scope="module")
+def release_run():
+    return run(RELEASE)
+
+
+def load_hidden(name: str):
+    spec = importlib.util.spec_from_file_location(f"lesson03_{name}", HIDDEN / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# -- execution ---------------------------------------------------------------------------------------
+def test_source_runs_and_every_visible_check_passes(source_run):
+    for cell in source_run.cells:
+        assert not errors(cell), f"cell {grade_id(cell)} raised: {errors(cell)[0]['evalue'][:300]}"
+    out = stdout(source_run)
+    for cid in CHECK_IDS:
+        assert f"{cid}：可视检查全部通过" in out
+
+
+def test_release_runs_with_only_the_exercises_unimplemented(release_run):
+    failing = {}
+    for cell in release_run.cells:
+        errs = errors(cell)
+        if errs:
+            failing[grade_id(cell)] = errs[0]["ename"]
+    assert failing == {cid: "NotImplementedError" for cid in CHECK_IDS}
+    out = stdout(release_run)
+    assert "完成练习 3 后重新运行本单元格" in out and "完成练习 4 后重新运行本单元格" in out
+
+
+def test_release_holds_no_reference_code_or_answers():
+    src = nbformat.read(SOURCE, as_version=4)
+    rel = nbformat.read(RELEASE, as_version=4)
+    text = json.dumps(rel, ensure_ascii=False)
+    assert "BEGIN SOLUTION" not in text and "candidates = sorted" not in text and "def input_ready" not in text
+    answers = {grade_id(c): c.source for c in src.cells if c.cell_type == "markdown" and grade_id(c) in {"q1", "q2"}}
+    assert set(answers) == {"q1", "q2"}
+    for c in rel.cells:
+        if grade_id(c) in answers:
+            assert c.source.strip() == "YOUR ANSWER HERE"
+    for name in EXERCISES:
+        stub = next(c.source for c in rel.cells if c.cell_type == "code" and f"def {name}(" in c.source)
+        assert stub.rstrip().endswith("raise NotImplementedError()")
+    assert not any(grade_id(c) and grade_id(c).startswith("test") for c in rel.cells)
+
+
+def test_every_code_cell_has_nbgrader_metadata():
+    src = nbformat.read(SOURCE, as_version=4)
+    ids = [grade_id(c) for c in src.cells if c.cell_type == "code"]
+    assert all(ids) and len(ids) == len(set(ids))
+    for c in src.cells:
+        meta = c.metadata.get("nbgrader", {})
+        if c.cell_type == "code" and not meta.get("solution"):
+            assert meta.get("locked") is True
+        if grade_id(c) in CHECK_IDS:
+            assert meta["grade"] is True and meta["solution"] is False
+    assert src.cells[0].cell_type == "raw" and "title:" in src.cells[0].source
+
+
+@pytest.mark.slow
+def test_release_is_in_sync_with_a_fresh_generation():
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    r = subprocess.run([sys.executable, "-m", "autograder.release", "--check", "03-load-imbalance"], cwd=ROOT,
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+# -- every number in the prose, recomputed independently ----------------------------------------------
+def pct(x: float, digits: int = 1) -> str:
+    return f"{100 * x:.{digits}f}%"
+
+
+def forward_makespan(t, m):
+    return sum(t) + (m - 1) * max(t)
+
+
+def forward_bubble(t, m):
+    return 1 - m * sum(t) / (len(t) * forward_makespan(t, m))
+
+
+def loads(costs, counts):
+    out, s = [], 0
+    for c in counts:
+        out.append(sum(costs[s:s + c]))
+        s += c
+    return out
+
+
+def var(xs):
+    mu = sum(xs) / len(xs)
+    return sum((x - mu) ** 2 for x in xs) / len(xs)
+
+
+def case_numbers():
+    light, heavy = 1.0, 2.2
+    costs = [light] * 24
+    costs[15] = costs[16] = heavy
+    late = [light] * 24
+    late[16] = late[17] = heavy
+    even, move = [3] * 8, [3, 3, 3, 3, 3, 2, 4, 3]
+    opt = load_hidden("test_partition").dp(costs, 8)  # the O(P·L²) oracle of the hidden tests
+    e, s, le = loads(costs, even), loads(costs, move), loads(late, move)
+    return costs, e, s, le, late, opt
+
+
+def test_case_study_numbers(source_run):
+    text = prose(source_run)
+    costs, e, s, le, late, opt = case_numbers()
+    mean = sum(e) / 8
+    assert abs(e[5] / e[0] - 1.8) < 1e-12 and abs(mean - 3.3) < 1e-12
+    assert f"{max(e) / mean:.3f}" == "1.636" and "1.636" in text
+    assert pct(mean / max(e), 0) == "61%" and "61\\%" in text
+    assert [s[5], s[6], max(s)] == pytest.approx([4.4, 4.0, 4.4])
+    assert pct(1 - var(s) / var(e)) == "55.6%" and "55.6%" in text
+    assert max(le) == pytest.approx(5.2) and pct(1 - var(le) / var(loads(late, [3] * 8))) == "17.5%"
+    assert opt == pytest.approx(4.0) and "4.0" in text
+    assert f"{max(e) / opt:.2f}" == "1.35" and "1.35 倍" in text
+    best_counts = [4, 4, 4, 3, 1, 2, 4, 2]  # what the lesson prints (pipelab); it must be optimal
+    assert max(loads(costs, best_counts)) == pytest.approx(opt)
+    assert pct(1 - var(loads(costs, best_counts)) / var(e)) == "1.6%" and "1.6%" in text
+    assert "[4, 4, 4, 3, 1, 2, 4, 2]" in stdout(source_run)
+
+
+def test_bubble_numbers(source_run):
+    text, out = prose(source_run), stdout(source_run)
+    costs, e, s, _, _, opt = case_numbers()
+    best = loads(costs, [4, 4, 4, 3, 1, 2, 4, 2])
+    assert pct(7 / 23) == "30.4%" and pct(7 / 39) == "17.9%"
+    for token in ("7/23\\approx30.4\\%", "7/39\\approx17.9\\%"):
+        assert token in text
+    checks = {
+        "50.8%": forward_bubble(e, 16),
+        "35.1%": forward_bubble(s, 32),
+        "29.8%": forward_bubble(best, 32),
+        "17.5%": 1 - (sum(best) / 8) / max(best),
+        "70.7%": (16 + 7) * (sum(e) / 8) / forward_makespan(e, 16),
+        "80.4%": 16 * e[5] / forward_makespan(e, 16),
+        "44.7%": 16 * e[0] / forward_makespan(e, 16),
+    }
+    for token, value in checks.items():
+        assert pct(value) == token, (token, value)
+        assert token in text
+        assert token in out or f"{value:.4f}" in out, token
+    assert abs(1 - (16 + 7) * (sum(e) / 8) / forward_makespan(e, 16) - 0.29) < 0.005  # "低约 29%"
+
+
+def test_scheduling_numbers(source_run):
+    text, out = prose(source_run), stdout(source_run)
+    oracle = load_hidden("test_scheduling")
+    lengths = [2, 1, 1, 3, 1, 1, 2, 1]
+    fwd = [[float(x)] * 4 for x in lengths]
+    bwd = [[2.0 * x] * 4 for x in lengths]
+    assert oracle.static_oracle(fwd, bwd)["makespan"] == 71
+    got = {extra: oracle.dynamic_oracle(fwd, bwd, extra, 0.0)["makespan"] for extra in (0, 1, 2)}
+    assert got == {0: 77, 1: 64, 2: 59}
+    uf, ub = [[1.0] * 4] * 8, [[2.0] * 4] * 8
+    assert oracle.static_oracle(uf, ub)["makespan"] == (8 + 4 - 1) * 3 == 33
+    assert oracle.dynamic_oracle(uf, ub, 0, 0.1)["makespan"] == pytest.approx(35.2)
+    for token in ("用 71", "用 77", "降到 64", "降到 59", "静态用 33", "35.2"):
+        assert token in text, token
+    for token in ("makespan = 71", "makespan = 77", "makespan = 64", "makespan = 59", "静态 33，动态 35.2"):
+        assert token in out, token
+
+
+def test_frontier_numbers(source_run):
+    text, out = prose(source_run), stdout(source_run)
+    oracle = load_hidden("test_frontier")
+    cfg = (2.0, 160.0, 48.0, 80.0)
+    Ps, ms = [2, 4, 8, 16], [1, 2, 4, 8, 16, 32, 64]
+    for sched in ("1f1b", "gpipe"):
+        _, feasible = oracle.oracle(96.0, Ps, ms, *cfg, schedule=sched)
+        by_p = {P: max((m for p, m, _, _ in feasible if p == P), default=None) for P in Ps}
+        assert by_p[2] is None and by_p[4] == 2  # "m ≤ 3" among the options {1, 2, 4, ...}
+        assert by_p[8] == (64 if sched == "1f1b" else 8) and by_p[16] == (64 if sched == "1f1b" else 16)
+        front, _ = oracle.oracle(96.0, Ps, ms, *cfg, schedule=sched)
+        assert f"{sched}: 前沿上的 (P, m) = {[(f[0], f[1]) for f in front]}" in out
+        lat = [f[3] for f in front]
+        thr = [f[2] for f in front]
+        assert lat == sorted(lat) and thr == sorted(thr)
+    # memory thresholds quoted in the prose: (160 + 48·k)/P <= 80
+    assert (160 + 48 * 0) / 2 == 80 and (160 + 48 * 3) / 4 <= 80 < (160 + 48 * 4) / 4
+    assert (160 + 48 * 8) / 8 <= 80 < (160 + 48 * 11) / 8 and (160 + 48 * 23) / 16 <= 80 < (160 + 48 * 24) / 16
+    for token in ("m\\le3", "最多 $m=8$", "最多 $m=16$"):
+        assert token in text, token

@@ -1,0 +1,310 @@
+"""Lesson 16 runs, renders, and every number its prose states holds for the reference.
+
+* the source notebook executes top to bottom with every visible check passing;
+* the release executes top to bottom in < 30 s, and the only errors are the two exercise methods
+  raising ``NotImplementedError`` in the visible-check cells;
+* nbconvert renders the executed source to HTML with the figures as images;
+* the numbers the lesson states are checked against the reference code taken from the source's
+  exercise cell (executed in-process), with oracles written here (closed forms, brute force).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import re
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENT = "16-asymmetric-pipeline"
+NOTEBOOK = "asymmetric_pipeline.ipynb"
+SOURCE = ROOT / "solutions" / ASSIGNMENT / NOTEBOOK
+RELEASE = ROOT / "lessons" / ASSIGNMENT / NOTEBOOK
+CHECK_CELLS = {"simulator", "solver"}
+FIGURES = {"fig-gantt-main", "fig-bubble-vs-m", "fig-stage-bars", "fig-gantt-rebalance"}
+
+
+def _src(cell) -> str:
+    s = cell["source"]
+    return s if isinstance(s, str) else "".join(s)
+
+
+def execute(path: Path):
+    """Run every cell in a fresh python3 kernel, continuing after errors; returns (notebook, seconds)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=60,
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    start = time.perf_counter()
+    client.execute()
+    return nb, time.perf_counter() - start
+
+
+def errors(nb) -> dict[str, list[tuple[str, str]]]:
+    out: dict[str, list[tuple[str, str]]] = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                out.setdefault(cell.get("id"), []).append((o["ename"], o["evalue"]))
+    return out
+
+
+def stdout(nb, cell_id: str | None = None) -> str:
+    return "".join(
+        o.get("text", "")
+        for c in nb.cells
+        if cell_id in (None, c.get("id"))
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "stream" and o.get("name") == "stdout"
+    )
+
+
+def images(nb) -> set[str]:
+    return {c.get("id") for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})}
+
+
+@pytest.fixture(scope="module")
+def executed_source():
+    return execute(SOURCE)[0]
+
+
+@pytest.fixture(scope="module")
+def executed_release():
+    return execute(RELEASE)
+
+
+@pytest.fixture(scope="module")
+def Scheduler():
+    """The reference class, from the source notebook's exercise cell, run in-process."""
+    nb = json.loads(SOURCE.read_text(encoding="utf-8"))
+    (cell,) = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "exercise"]
+    namespace: dict = {}
+    exec(compile(_src(cell), str(SOURCE) + ":exercise", "exec"), namespace)
+    return namespace["AsymmetricPipelineScheduler"]
+
+
+@pytest.fixture()
+def sched(Scheduler):
+    return Scheduler()
+
+
+# ----------------------------------------------------------------------------------------- notebooks
+def test_source_runs_with_every_visible_check_passing(executed_source):
+    assert errors(executed_source) == {}
+    for item in CHECK_CELLS:
+        out = stdout(executed_source, item)
+        assert f"{item}：可视检查全部通过" in out, out
+        assert "❌" not in out
+    assert FIGURES <= images(executed_source)
+
+
+def test_release_runs_with_only_the_stubs_failing(executed_release):
+    nb, seconds = executed_release
+    assert seconds < 30, f"the release took {seconds:.1f} s to run"
+    errs = errors(nb)
+    assert set(errs) == CHECK_CELLS, f"unexpected errors: {errs}"
+    for cell_id, found in errs.items():
+        assert [name for name, _ in found] == ["NotImplementedError"], (cell_id, found)
+    assert FIGURES <= images(nb), "figures must come from pipelab, not the student's stubs"
+
+
+def test_source_renders_to_html_with_figures(executed_source):
+    from nbconvert import HTMLExporter
+
+    html, _ = HTMLExporter().from_notebook_node(executed_source)
+    assert len(re.findall(r'<img[^>]*\ssrc="data:image/png;base64,', html)) >= len(FIGURES)
+    assert "第 16 课" in html and "评分表" in html
+
+
+def test_printed_numbers_match_the_prose(executed_source):
+    prose = "\n".join(_src(c) for c in executed_source.cells if c.cell_type == "markdown")
+    out = stdout(executed_source)
+    for printed, stated in [
+        ("总时间 T = 280.0, 气泡率 = 0.5", "T=70+7\\times30=280"),
+        ("极限 1 - mean/max = 0.4167", "0.4167"),
+        ("m = 1 时 1 - 1/P = 0.75", "1-1/P"),
+        ("注水切分 [3, 11, 11, 7]", "[3,11,11,7]"),
+        ("T = 312.0, 气泡率 = 0.4359", "312 ms"),
+        ("T = 242.0, 气泡率 = 0.2727", "242 ms"),
+        ("最慢 11.0", "最慢阶段为 11"),
+        ("精确最小最大划分: [1, 5] -> 各段耗时 [9.0, 5.0], 最慢 9.0", "最慢阶段只有 9"),
+    ]:
+        assert printed in out, printed
+        assert stated in prose, stated
+    for m in (1, 4, 8, 32):  # uniform stages: simulated bubble equals (P-1)/(m+P-1) to 4 places
+        line = re.search(rf"均匀阶段 m = +{m}: 模拟 ([0-9.]+), \(P-1\)/\(m\+P-1\) = ([0-9.]+)", out)
+        assert line and line.group(1) == line.group(2) == f"{3 / (m + 3):.4f}"
+
+
+# ----------------------------------------------------------------------------------------- simulator
+def _flow_oracle(t, m):
+    """Double loop over the (k, p) grid: F(k,p) = max(F(k-1,p), F(k,p-1)) + t_p."""
+    finish = [0.0] * len(t)
+    for _ in range(m):
+        prev = 0.0
+        for p, tp in enumerate(t):
+            prev = finish[p] = max(finish[p], prev) + tp
+    return finish[-1]
+
+
+def test_main_example(sched):
+    total, bubble = sched.simulate_1f1b_execution([30.0, 10.0, 10.0, 20.0], 8)
+    assert (total, bubble) == (280.0, 0.5)
+    assert type(total) is float and type(bubble) is float
+
+
+def test_closed_form_is_exact(sched):
+    rng = random.Random(16)
+    for _ in range(300):
+        P, m = rng.randint(1, 9), rng.randint(1, 30)
+        t = [rng.choice([0.0, 0.5, 1.0, 3.0, 7.25, rng.uniform(0, 50)]) for _ in range(P)]
+        if not any(t):
+            continue
+        total, bubble = sched.simulate_1f1b_execution(t, m)
+        closed = sum(t) + (m - 1) * max(t)
+        assert total == pytest.approx(closed, rel=1e-12) == _flow_oracle(t, m)
+        assert bubble == pytest.approx(1 - m * sum(t) / (P * closed), abs=1e-12)
+
+
+def test_uniform_stages_bubble(sched):
+    for P in range(1, 7):
+        for m in range(1, 21):
+            _, bubble = sched.simulate_1f1b_execution([2.5] * P, m)
+            assert bubble == pytest.approx((P - 1) / (m + P - 1), abs=1e-12)
+
+
+def test_single_microbatch_bubble(sched):
+    rng = random.Random(1)
+    for P in range(1, 8):
+        t = [rng.uniform(0.1, 9) for _ in range(P)]
+        total, bubble = sched.simulate_1f1b_execution(t, 1)
+        assert total == pytest.approx(sum(t)) and bubble == pytest.approx(1 - 1 / P)
+
+
+def test_bubble_decreases_to_one_minus_mean_over_max(sched):
+    for t in ([30.0, 10.0, 10.0, 20.0], [3.0, 1.0, 1.0, 2.0], [1.0, 5.0, 2.0]):
+        limit = 1 - statistics.mean(t) / max(t)
+        bubbles = [sched.simulate_1f1b_execution(t, m)[1] for m in (1, 2, 8, 64, 512, 4096)]
+        assert all(a > b for a, b in itertools.pairwise(bubbles)), bubbles
+        assert all(b > limit for b in bubbles)
+        assert bubbles[-1] - limit < 1e-3
+    assert 1 - statistics.mean([30.0, 10.0, 10.0, 20.0]) / 30.0 == pytest.approx(0.41667, abs=1e-5)
+
+
+def test_simulator_contract_edges(sched):
+    import numpy as np
+
+    assert sched.simulate_1f1b_execution([0.0, 0.0, 0.0], 5) == (0.0, 0.0)
+    arr = np.array([3.0, 1.0, 2.0])
+    lst = [3.0, 1.0, 2.0]
+    expected = sched.simulate_1f1b_execution((3.0, 1.0, 2.0), 4)
+    assert sched.simulate_1f1b_execution(arr, 4) == expected == sched.simulate_1f1b_execution(lst, 4)
+    assert arr.tolist() == lst == [3.0, 1.0, 2.0]
+    assert sched.simulate_1f1b_execution([4], np.int64(3)) == (12.0, 0.0)
+    for args in (
+        [[], 3],
+        [[1.0, -1.0], 3],
+        [[1.0, float("nan")], 3],
+        [[float("inf")], 3],
+        [[1.0], 0],
+        [[1.0], -2],
+        [[1.0], 2.5],
+        [[1.0], "3"],
+    ):
+        with pytest.raises(ValueError):
+            sched.simulate_1f1b_execution(*args)
+
+
+# ----------------------------------------------------------------------------------------- solver
+def _loads(counts, cost, head, tail):
+    loads = [cost * c for c in counts]
+    loads[0] += head
+    loads[-1] += tail
+    return loads
+
+
+def _brute(L, cost, head, tail, P):
+    """(max, variance) of the best composition of L into P parts >= 1."""
+    best = None
+    for cuts in itertools.combinations(range(1, L), P - 1):
+        b = (0, *cuts, L)
+        loads = _loads([b[i + 1] - b[i] for i in range(P)], cost, head, tail)
+        key = (max(loads), statistics.pvariance(loads))
+        best = key if best is None or key < best else best
+    return best
+
+
+def test_seed_partition_example(sched):
+    counts = sched.solve_optimal_layer_partition(32, 2.0, 16.0, 8.0, 4)
+    assert counts == [3, 11, 11, 7] and all(type(c) is int for c in counts)
+    assert _loads(counts, 2.0, 16.0, 8.0) == [22.0] * 4
+
+
+def test_rebalancing_example_numbers(sched):
+    before = sched.simulate_1f1b_execution(_loads([8, 8, 8, 8], 2.0, 16.0, 8.0), 8)
+    after = sched.simulate_1f1b_execution(_loads([3, 11, 11, 7], 2.0, 16.0, 8.0), 8)
+    assert before[0] == 312.0 and round(before[1], 4) == 0.4359
+    assert after[0] == 242.0 and after[1] == pytest.approx(3 / 11) == pytest.approx((4 - 1) / (8 + 4 - 1))
+
+
+def test_partition_is_max_then_variance_optimal(sched):
+    rng = random.Random(7)
+    for _ in range(400):
+        P = rng.randint(1, 5)
+        L = rng.randint(P, 12)
+        cost = rng.choice([0.5, 1.0, 2.0, 3.3])
+        head, tail = rng.choice([0.0, 1.0, 2.5, 16.0, 30.0]), rng.choice([0.0, 3.0, 8.0, 13.7])
+        counts = sched.solve_optimal_layer_partition(L, cost, head, tail, P)
+        assert len(counts) == P and sum(counts) == L and min(counts) >= 1
+        loads = _loads(counts, cost, head, tail) if P > 1 else [cost * L + head + tail]
+        best = _brute(L, cost, head, tail, P) if P > 1 else (loads[0], 0.0)
+        assert max(loads) == pytest.approx(best[0]) and statistics.pvariance(loads) == pytest.approx(best[1])
+
+
+def test_single_stage_takes_every_layer(sched):
+    assert sched.solve_optimal_layer_partition(5, 1.0, 4.0, 3.0, 1) == [5]
+
+
+def test_partition_contract_edges(sched):
+    for args in (
+        [3, 1.0, 0.0, 0.0, 4],
+        [4, 1.0, 0.0, 0.0, 0],
+        [4, 0.0, 0.0, 0.0, 2],
+        [4, -1.0, 0.0, 0.0, 2],
+        [4, 1.0, -1.0, 0.0, 2],
+        [4, 1.0, 0.0, -0.5, 2],
+    ):
+        with pytest.raises(ValueError):
+            sched.solve_optimal_layer_partition(*args)
+
+
+def test_partition_is_fast_at_the_stated_sizes(sched):
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        counts = sched.solve_optimal_layer_partition(10_000, 1.7, 1234.5, 777.1, 256)
+        best = min(best, time.perf_counter() - start)
+    assert sum(counts) == 10_000 and len(counts) == 256
+    assert best < 0.1, f"{best:.3f} s"
+
+
+def test_water_filling_counterexample(sched):
+    weights = [9.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    # water-filling assumes every layer costs the same (the mean): it splits 3/3
+    counts = sched.solve_optimal_layer_partition(len(weights), statistics.mean(weights), 0.0, 0.0, 2)
+    assert counts == [3, 3]
+    assert max(sum(weights[:3]), sum(weights[3:])) == 11.0
+    optimum = min(max(sum(weights[:k]), sum(weights[k:])) for k in range(1, len(weights)))
+    assert optimum == 9.0
