@@ -8,6 +8,7 @@ atomically, so an interrupted batch re-runs to the same state.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -73,6 +74,7 @@ def discover(submissions: Path, only: list[str] | None = None) -> list[Job]:
     return jobs
 
 
+@functools.cache
 def _rubric_notebook(directory: Path) -> str:
     import yaml
 

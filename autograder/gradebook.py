@@ -102,6 +102,8 @@ def source_directory(out_dir: Path | str) -> Path:
 # ---------------------------------------------------------------------------------------------------
 
 _initialised: set[str] = set()
+_engines: dict = {}  # (url, write) -> Engine, kept for the process's life (its statement cache)
+os.register_at_fork(after_in_child=_engines.clear)  # never share pooled SQLite connections across fork
 
 
 def alembic_head() -> str:
@@ -159,15 +161,19 @@ def session(gb_url: str, write: bool = True) -> Iterator:
     from sqlalchemy.orm import Session
 
     _init_db(gb_url)
-    engine = create_engine(gb_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+    engine = _engines.get((gb_url, write))
+    if engine is None:  # one engine per database and mode: SQLAlchemy's statement cache lives in it
+        engine = create_engine(gb_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
 
-    @event.listens_for(engine, "connect")
-    def _no_driver_transactions(dbapi_conn, _record):  # let us emit BEGIN ourselves
-        dbapi_conn.isolation_level = None
+        @event.listens_for(engine, "connect")
+        def _no_driver_transactions(dbapi_conn, _record):  # let us emit BEGIN ourselves
+            dbapi_conn.isolation_level = None
 
-    @event.listens_for(engine, "begin")
-    def _begin(conn):
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        @event.listens_for(engine, "begin")
+        def _begin(conn):
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        _engines[(gb_url, write)] = engine
 
     db = Session(engine, autoflush=True, expire_on_commit=False)
     try:
@@ -182,7 +188,6 @@ def session(gb_url: str, write: bool = True) -> Iterator:
         raise
     finally:
         db.close()
-        engine.dispose()
 
 
 def _before_commit() -> None:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024  # outputs (figures) make notebooks big; they are never read
 MAX_CELL_CHARS = 200_000
 MAGIC = re.compile(r"^(\s*)([%!].*)$")
 
@@ -28,6 +28,7 @@ class SourceCell:
     role: str  # "solution" | "locked" | "answer" | "check"
     checksum: str
     source: str
+    flags: tuple = ()  # (grade, solution, locked, points) as in the release
 
 
 @dataclass
@@ -53,7 +54,7 @@ class SourceInfo:
             else:
                 role = "locked"
             cells.append(SourceCell(meta["grade_id"], cell.get("cell_type", ""), role,
-                                    meta.get("checksum", ""), _text(cell.get("source", ""))))
+                                    meta.get("checksum", ""), _text(cell.get("source", "")), _flags(meta)))
         return cls(cells)
 
     def by_id(self) -> dict[str, SourceCell]:
@@ -70,6 +71,10 @@ class Extracted:
     @property
     def tampered(self) -> bool:
         return any(p.startswith("tampered") for p in self.problems)
+
+
+def _flags(meta: dict) -> tuple:
+    return tuple(repr(meta.get(k)) for k in ("grade", "solution", "locked", "points"))
 
 
 def _text(source) -> str:
@@ -89,28 +94,60 @@ def read_notebook_bytes(path: Path) -> dict:
             f"unreadable: notebook is {size / 1e6:.0f} MB, over the {MAX_NOTEBOOK_BYTES // 2**20} MB limit "
             "(clear outputs: Edit → Clear Outputs of All Cells, then save)")
     raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UnreadableNotebook(f"unreadable: not UTF-8 text (byte {exc.start}); re-save it from JupyterLab") from None
-    if not text.strip():
-        raise UnreadableNotebook("unreadable: the notebook file is empty")
-    try:
-        nb = json.loads(text)
-    except json.JSONDecodeError as exc:
-        hint = "truncated?" if exc.pos >= len(text) - 2 else "malformed JSON"
-        raise UnreadableNotebook(f"unreadable: not a valid notebook ({hint} line {exc.lineno})") from None
-    if not isinstance(nb, dict):
-        raise UnreadableNotebook("unreadable: not a notebook (top level is not a JSON object)")
-    major = nb.get("nbformat")
-    if major != 4:
-        nb = _upgrade(nb, major)
-    if not isinstance(nb.get("cells"), list):
-        raise UnreadableNotebook("unreadable: the notebook has no list of cells")
+    nb, _ = parse_notebook(raw)
     return nb
 
 
+def parse_notebook(raw: bytes) -> tuple[dict, list[str]]:
+    """Parse notebook bytes: (notebook as nbformat 4, notes about repairs); UnreadableNotebook if hopeless.
+
+    Text that is not valid UTF-8 is still read (UTF-16 with a BOM is decoded; stray bytes become
+    U+FFFD) and noted, so the cells that are intact can be graded."""
+    notes: list[str] = []
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            text = raw.decode("utf-16")
+            notes.append("note: the notebook was saved as UTF-16, not UTF-8 (read anyway)")
+        except UnicodeDecodeError:
+            raise UnreadableNotebook("unreadable: broken UTF-16 text; re-save it from JupyterLab") from None
+    else:
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            text = raw.decode("utf-8-sig", errors="replace")
+            notes.append(f"note: the notebook is not valid UTF-8 (first bad byte at {exc.start}); undecodable "
+                         "bytes were replaced by U+FFFD and the rest was graded. Re-save it from JupyterLab")
+    if not text.strip():
+        raise UnreadableNotebook("unreadable: the notebook file is empty")
+    if "\0" in text:
+        raise UnreadableNotebook("unreadable: binary data, not a notebook (NUL bytes)")
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()) - 8 or "Unterminated" in exc.msg:  # cut mid-token at the end
+            hint = f"the file ends early at line {exc.lineno}: truncated (upload interrupted?)"
+        else:
+            hint = f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        raise UnreadableNotebook(f"unreadable: not a valid notebook ({hint}); open and re-save it in "
+                                 "JupyterLab, or submit the last good copy") from None
+    except RecursionError:
+        raise UnreadableNotebook("unreadable: not a notebook (JSON nested too deeply)") from None
+    if not isinstance(nb, dict):
+        raise UnreadableNotebook("unreadable: not a notebook (top level is not a JSON object)")
+    major = nb.get("nbformat")
+    if isinstance(major, str) and major.strip().isdigit():
+        major = int(major)
+    if major != 4:
+        nb = _upgrade(nb, major)
+        notes.append(f"note: nbformat {major} notebook converted to nbformat 4 for grading")
+    if not isinstance(nb.get("cells"), list):
+        raise UnreadableNotebook("unreadable: the notebook has no list of cells")
+    return nb, notes
+
+
 def _upgrade(nb: dict, major) -> dict:
+    if major is None and isinstance(nb.get("cells"), list):
+        return nb  # nbformat key missing but the shape is v4: read it
     if major == 3:
         try:
             import nbformat
@@ -118,12 +155,16 @@ def _upgrade(nb: dict, major) -> dict:
             return json.loads(nbformat.writes(nbformat.reads(json.dumps(nb), as_version=4)))
         except Exception as exc:  # noqa: BLE001
             raise UnreadableNotebook(f"unreadable: nbformat 3 notebook could not be converted ({exc})") from None
-    raise UnreadableNotebook(f"unreadable: unsupported nbformat {major!r} (expected 4)")
+    raise UnreadableNotebook(f"unreadable: unsupported nbformat {str(major)[:20]!r} (expected 4); "
+                             "re-save it from a current JupyterLab")
 
 
 def checksum(cell: dict) -> str:
     """nbgrader's cell checksum (``nbgrader.utils.compute_checksum``), without importing nbgrader."""
-    meta = cell.get("metadata", {}).get("nbgrader", {}) or {}
+    meta = cell.get("metadata")
+    meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+    if not isinstance(meta, dict):
+        meta = {}
     grade, solution = bool(meta.get("grade")), bool(meta.get("solution"))
     locked = False if solution else (True if grade else bool(meta.get("locked", False)))
     m = hashlib.md5()  # noqa: S324 - nbgrader's format, not security
@@ -134,7 +175,10 @@ def checksum(cell: dict) -> str:
     m.update(str(locked).encode("utf-8"))
     m.update(str(meta.get("grade_id", "")).encode("utf-8"))
     if grade:
-        m.update(str(float(meta.get("points", 0))).encode("utf-8"))
+        try:
+            m.update(str(float(meta.get("points", 0))).encode("utf-8"))
+        except (TypeError, ValueError):
+            return "invalid points"  # never equals a real checksum: the cell counts as edited
     return m.hexdigest()
 
 
@@ -153,8 +197,18 @@ def neutralise_magics(code: str) -> tuple[str, int]:
 
 def extract(path: Path, source: SourceInfo, written_ids: list[str]) -> Extracted:
     """Take the code to run and the written answers from a submission, noting every irregularity."""
-    nb = read_notebook_bytes(path)
-    result = Extracted(sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise UnreadableNotebook(f"unreadable: cannot open the notebook ({exc.strerror})") from None
+    if size > MAX_NOTEBOOK_BYTES:
+        raise UnreadableNotebook(
+            f"unreadable: notebook is {size / 1e6:.0f} MB, over the {MAX_NOTEBOOK_BYTES // 2**20} MB limit "
+            "(clear outputs: Edit → Clear Outputs of All Cells, then save)")
+    raw = path.read_bytes()
+    nb, notes = parse_notebook(raw)
+    result = Extracted(sha256=hashlib.sha256(raw).hexdigest())
+    result.problems.extend(notes)
     known = source.by_id()
     seen: dict[str, int] = {}
     order: list[str] = []
@@ -167,6 +221,8 @@ def extract(path: Path, source: SourceInfo, written_ids: list[str]) -> Extracted
         meta = cell.get("metadata", {})
         nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
         gid = nbg.get("grade_id") if isinstance(nbg, dict) else None
+        if not isinstance(gid, str):
+            gid = None
         text = _text(cell.get("source", ""))
         if len(text) > MAX_CELL_CHARS:
             result.problems.append(f"cell {index} is over {MAX_CELL_CHARS} characters and was skipped")
@@ -175,8 +231,22 @@ def extract(path: Path, source: SourceInfo, written_ids: list[str]) -> Extracted
             seen[gid] = seen.get(gid, 0) + 1
             order.append(gid)
             src = known[gid]
+            if src.flags and seen[gid] == 1 and _flags(nbg) != src.flags:
+                result.problems.append(f"tampered: nbgrader metadata of cell '{gid}' was changed "
+                                       "(grading uses the release's roles)")
             if seen[gid] > 1:
-                result.problems.append(f"tampered: cell '{gid}' appears {seen[gid]} times (the first one counts)")
+                if src.role == "solution" and ctype == "code":  # copy-pasted exercise: run every copy, in order
+                    result.problems.append(f"tampered: cell '{gid}' appears {seen[gid]} times (every copy is run "
+                                           "in notebook order, as Jupyter would)")
+                    code, n = neutralise_magics(text)
+                    magic_lines += n
+                    result.code_cells.append((index, code))
+                elif src.role == "answer":
+                    result.problems.append(f"tampered: answer cell '{gid}' appears {seen[gid]} times (all copies "
+                                           "are read, in order)")
+                    result.answers[gid] = result.answers.get(gid, "") + "\n\n" + text
+                else:
+                    result.problems.append(f"tampered: cell '{gid}' appears {seen[gid]} times (the copies are ignored)")
                 continue
             if src.role in ("locked", "check"):
                 if checksum(cell) != src.checksum or text.strip() != src.source.strip():

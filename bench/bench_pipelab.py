@@ -24,9 +24,11 @@ def bench_simulation() -> None:
     f = rng.uniform(0.8, 1.2, P * v).tolist()
     b = [2 * x for x in f]
     tl, t_sim = _timed(lambda: simulate(sched, f, b))
-    print(f"interleaved 1F1B P={P} m={m} v={v}: {len(tl)} ops, build {t_build:.3f} s + simulate "
-          f"(incl. memory) {t_sim:.3f} s = {t_build + t_sim:.3f} s  [target < 1 s]  "
-          f"engine={tl.meta['engine']} makespan={tl.makespan:.1f} bubble={tl.bubble_ratio:.4f}")
+    print(
+        f"interleaved 1F1B P={P} m={m} v={v}: {len(tl)} ops, build {t_build:.3f} s + simulate "
+        f"(incl. memory) {t_sim:.3f} s = {t_build + t_sim:.3f} s  [target < 1 s]  "
+        f"engine={tl.meta['engine']} makespan={tl.makespan:.1f} bubble={tl.bubble_ratio:.4f}"
+    )
     sched1, t1b = _timed(lambda: make_schedule("1f1b", P, m))
     tl1, t1 = _timed(lambda: simulate(sched1, f[:P], b[:P]))
     print(f"plain 1F1B P={P} m={m}: {len(tl1)} ops, build {t1b:.3f} s + simulate {t1:.3f} s")
@@ -38,8 +40,10 @@ def bench_partition() -> None:
     costs = rng.lognormal(0.0, 1.0, L)
     counts, t = _timed(lambda: min_max_partition(costs, P))
     bn = bottleneck(costs, counts)
-    print(f"exact min-max partition of {L} non-uniform layers into {P} stages: {t:.3f} s  [target < 1 s]  "
-          f"slowest stage {bn:.3f} (mean {costs.sum() / P:.3f})")
+    print(
+        f"exact min-max partition of {L} non-uniform layers into {P} stages: {t:.3f} s  [target < 1 s]  "
+        f"slowest stage {bn:.3f} (mean {costs.sum() / P:.3f})"
+    )
 
 
 def bench_quality(n: int = 300, seed: int = 7) -> None:
@@ -54,8 +58,10 @@ def bench_quality(n: int = 300, seed: int = 7) -> None:
         r_spread.append(bottleneck(costs, spread_balance_partition(costs, P)) / exact)
     for name, r in (("uniform split", r_uni), ("max-min balancer", r_spread)):
         worse = sum(x > 1 + 1e-12 for x in r)
-        print(f"slowest stage, {name} / exact min-max over {n} random instances: mean {np.mean(r):.3f}, "
-              f"max {max(r):.3f}, worse in {worse}/{n}")
+        print(
+            f"slowest stage, {name} / exact min-max over {n} random instances: mean {np.mean(r):.3f}, "
+            f"max {max(r):.3f}, worse in {worse}/{n}"
+        )
 
 
 def main() -> None:

@@ -12,7 +12,21 @@ from .timeline import Op, Timeline
 from .trace import chrome_trace, write_chrome_trace
 
 __all__ = [
-    "forward_flow", "forward_closed_form", "bubble_limit", "uniform_bubble", "Timeline", "Op",
-    "Schedule", "make_schedule", "gpipe", "one_f_one_b", "interleaved_1f1b", "zb_h1",
-    "simulate", "run", "activation_bytes_per_layer", "chrome_trace", "write_chrome_trace",
+    "forward_flow",
+    "forward_closed_form",
+    "bubble_limit",
+    "uniform_bubble",
+    "Timeline",
+    "Op",
+    "Schedule",
+    "make_schedule",
+    "gpipe",
+    "one_f_one_b",
+    "interleaved_1f1b",
+    "zb_h1",
+    "simulate",
+    "run",
+    "activation_bytes_per_layer",
+    "chrome_trace",
+    "write_chrome_trace",
 ]

@@ -22,25 +22,34 @@ def _floats(text: str, what: str) -> list[float] | float:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m pipelab", description="pipeline-parallel schedules, "
-                                 "simulation and partitioning")
+    ap = argparse.ArgumentParser(
+        prog="python -m pipelab", description="pipeline-parallel schedules, simulation and partitioning"
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     o = sub.add_parser("order", help="print each rank's op order, e.g. 0F0 0F1 0B0 …")
     o.add_argument("name", choices=SCHED_NAMES)
     o.add_argument("--stages", "-p", type=int, required=True, help="number of ranks P")
     o.add_argument("--microbatches", "-m", type=int, required=True)
-    o.add_argument("--chunks", "-v", type=int, default=None, help="chunks per rank (interleaved-1f1b; default 2)")
+    o.add_argument(
+        "--chunks", "-v", type=int, default=None, help="chunks per rank (interleaved-1f1b; default 2)"
+    )
 
     s = sub.add_parser("simulate", help="simulate a schedule (or 'forward' flow) with per-stage costs")
     s.add_argument("name", choices=(*SCHED_NAMES, "forward"))
-    s.add_argument("--stages", "-p", type=int, default=None, help="ranks P (default: number of --forward values)")
+    s.add_argument(
+        "--stages", "-p", type=int, default=None, help="ranks P (default: number of --forward values)"
+    )
     s.add_argument("--microbatches", "-m", type=int, required=True)
     s.add_argument("--chunks", "-v", type=int, default=None)
     s.add_argument("--forward", "-f", required=True, help="F time per stage: one number or a comma list")
     s.add_argument("--backward", "-b", default=None, help="B time per stage (default 2×forward)")
-    s.add_argument("--weight", "-w", default=None, help="W time per stage (zb-h1; default = backward/2, "
-                   "and B becomes backward/2)")
+    s.add_argument(
+        "--weight",
+        "-w",
+        default=None,
+        help="W time per stage (zb-h1; default = backward/2, and B becomes backward/2)",
+    )
     s.add_argument("--hop-latency", type=float, default=0.0)
     s.add_argument("--buffer-size", type=int, default=None, help="receive slots per link (default unbounded)")
     s.add_argument("--activation-bytes", default=None, help="activation bytes per microbatch per stage")
@@ -50,7 +59,9 @@ def _parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("partition", help="split layers into contiguous stages")
     q.add_argument("--layer-costs", "-c", default=None, help="per-layer costs, comma separated")
-    q.add_argument("--layers", "-L", type=int, default=None, help="number of uniform layers (with --layer-cost)")
+    q.add_argument(
+        "--layers", "-L", type=int, default=None, help="number of uniform layers (with --layer-cost)"
+    )
     q.add_argument("--layer-cost", type=float, default=1.0)
     q.add_argument("--stages", "-p", type=int, required=True)
     q.add_argument("--head", type=float, default=0.0, help="fixed cost on stage 0 (embedding)")
@@ -85,8 +96,11 @@ def _simulate(a) -> int:
     else:
         if isinstance(fwd, float) and a.stages is None:
             raise ValueError("give --stages P when --forward is a single number")
-        bwd = _floats(a.backward, "--backward") if a.backward else (
-            2 * fwd if isinstance(fwd, float) else [2 * x for x in fwd])
+        bwd = (
+            _floats(a.backward, "--backward")
+            if a.backward
+            else (2 * fwd if isinstance(fwd, float) else [2 * x for x in fwd])
+        )
         w = None
         if a.name == "zb-h1":
             if a.weight:
@@ -95,8 +109,18 @@ def _simulate(a) -> int:
                 w = bwd / 2 if isinstance(bwd, float) else [x / 2 for x in bwd]
                 bwd = w
         act = _floats(a.activation_bytes, "--activation-bytes") if a.activation_bytes else None
-        tl = run(a.name, fwd, bwd, w, microbatches=a.microbatches, stages=a.stages, chunks=v,
-                 hop_latency=a.hop_latency, buffer_size=a.buffer_size, activation_bytes=act)
+        tl = run(
+            a.name,
+            fwd,
+            bwd,
+            w,
+            microbatches=a.microbatches,
+            stages=a.stages,
+            chunks=v,
+            hop_latency=a.hop_latency,
+            buffer_size=a.buffer_size,
+            activation_bytes=act,
+        )
     print(f"schedule: {a.name}  ranks: {tl.num_stages}  microbatches: {tl.num_microbatches}  chunks: {v}")
     print(f"makespan: {tl.makespan:g}")
     print(f"bubble: {tl.bubble_ratio:.6f}")
@@ -151,8 +175,9 @@ def _partition(a) -> int:
     if a.method != "min-max" and (speed is not None or mem is not None or cap is not None):
         raise ValueError("--speed/--mem/--mem-cap are supported by --method min-max only")
     if a.method == "min-max":
-        counts = pt.min_max_partition(costs, a.stages, head_cost=a.head, tail_cost=a.tail, mem=mem,
-                                      mem_cap=cap, speed=speed)
+        counts = pt.min_max_partition(
+            costs, a.stages, head_cost=a.head, tail_cost=a.tail, mem=mem, mem_cap=cap, speed=speed
+        )
     elif a.method == "water-fill":
         if len(set(costs)) != 1:
             raise ValueError("water-fill needs uniform layer costs (use --layers/--layer-cost)")

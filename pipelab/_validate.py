@@ -8,7 +8,9 @@ import numbers
 import numpy as np
 
 
-def array(values, what: str = "stage_times", *, allow_empty: bool = False, positive: bool = False) -> np.ndarray:
+def array(
+    values, what: str = "stage_times", *, allow_empty: bool = False, positive: bool = False
+) -> np.ndarray:
     """A 1-D float array of finite non-negative (or positive) numbers, with a clear error otherwise."""
     if isinstance(values, (str, bytes)) or isinstance(values, numbers.Number) or values is None:
         raise TypeError(f"{what} must be a sequence of numbers, got {values!r}")
@@ -35,7 +37,9 @@ def array(values, what: str = "stage_times", *, allow_empty: bool = False, posit
     return out
 
 
-def times(values, what: str = "stage_times", *, allow_empty: bool = False, positive: bool = False) -> list[float]:
+def times(
+    values, what: str = "stage_times", *, allow_empty: bool = False, positive: bool = False
+) -> list[float]:
     return array(values, what, allow_empty=allow_empty, positive=positive).tolist()
 
 

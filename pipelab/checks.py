@@ -55,9 +55,13 @@ def _all_close(got, expected, rel, abs_tol) -> bool:
     if r is not None:
         return r
     if isinstance(got, (list, tuple)) and isinstance(expected, (list, tuple)):
-        return len(got) == len(expected) and all(_all_close(g, e, rel, abs_tol) for g, e in zip(got, expected, strict=True))
+        return len(got) == len(expected) and all(
+            _all_close(g, e, rel, abs_tol) for g, e in zip(got, expected, strict=True)
+        )
     if isinstance(got, dict) and isinstance(expected, dict):
-        return got.keys() == expected.keys() and all(_all_close(got[k], expected[k], rel, abs_tol) for k in got)
+        return got.keys() == expected.keys() and all(
+            _all_close(got[k], expected[k], rel, abs_tol) for k in got
+        )
     return False
 
 
@@ -79,7 +83,9 @@ def check_equal(got, expected, what: str) -> None:
     if isinstance(e, tuple):
         e = list(e)
     if type(g) is not type(e) and not (isinstance(g, numbers.Number) and isinstance(e, numbers.Number)):
-        raise AssertionError(f"❌ {what}：期望 {_fmt(e)}（{type(e).__name__}），实际得到 {_fmt(g)}（{type(g).__name__}）")
+        raise AssertionError(
+            f"❌ {what}：期望 {_fmt(e)}（{type(e).__name__}），实际得到 {_fmt(g)}（{type(g).__name__}）"
+        )
     if not bool(g == e):
         raise AssertionError(f"❌ {what}：期望 {_fmt(e)}，实际得到 {_fmt(g)}")
     _ok(what)

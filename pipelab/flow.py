@@ -71,8 +71,13 @@ def forward_flow(stage_times, m, *, hop_latency=0.0, buffer_size=None) -> Timeli
             if R[p][k] > e:
                 blocked.append((p, e, R[p][k]))
     ops.sort(key=lambda o: (o.start, o.stage))
-    return Timeline(ops=ops, num_stages=P, num_microbatches=m, blocked=blocked,
-                    meta={"model": "forward_flow", "hop_latency": c, "buffer_size": B})
+    return Timeline(
+        ops=ops,
+        num_stages=P,
+        num_microbatches=m,
+        blocked=blocked,
+        meta={"model": "forward_flow", "hop_latency": c, "buffer_size": B},
+    )
 
 
 def forward_closed_form(stage_times, m, *, hop_latency=0.0) -> float:

@@ -104,7 +104,7 @@ def stage_loads(layer_costs, counts, *, head_cost=0.0, tail_cost=0.0, speed=None
     b = counts_to_bounds(counts)
     out = []
     for p in range(P):
-        w = math.fsum(costs[b[p]:b[p + 1]])
+        w = math.fsum(costs[b[p] : b[p + 1]])
         if p == 0:
             w += float(head_cost)
         if p == P - 1:
@@ -222,7 +222,7 @@ def _reachable(pre, P, fixed, spd, pm, caps, T):
         ok = (lo < hi) & (cnt[hi] - cnt[np.minimum(lo, hi)] > 0)
         ok[0] = False
         # leave at least one layer per remaining stage
-        ok[L - (P - p - 1) + 1:] = False
+        ok[L - (P - p - 1) + 1 :] = False
         reach = ok
         los.append(lo)
         history.append(reach)
@@ -242,12 +242,15 @@ def _reachable(pre, P, fixed, spd, pm, caps, T):
 
 
 def _loads_from_bounds(pre, bounds, fixed, spd):
-    return [(fixed[p] + pre[bounds[p + 1]] - pre[bounds[p]]) / (1.0 if spd is None else spd[p])
-            for p in range(len(bounds) - 1)]
+    return [
+        (fixed[p] + pre[bounds[p + 1]] - pre[bounds[p]]) / (1.0 if spd is None else spd[p])
+        for p in range(len(bounds) - 1)
+    ]
 
 
-def min_max_partition(layer_costs, num_stages, *, head_cost=0.0, tail_cost=0.0, mem=None, mem_cap=None,
-                      speed=None) -> list[int]:
+def min_max_partition(
+    layer_costs, num_stages, *, head_cost=0.0, tail_cost=0.0, mem=None, mem_cap=None, speed=None
+) -> list[int]:
     """Exact contiguous partition minimising the slowest stage's time.
 
     Binary search on the bottleneck ``T``: every probe runs an exact feasibility test (maximal-prefix
@@ -257,8 +260,9 @@ def min_max_partition(layer_costs, num_stages, *, head_cost=0.0, tail_cost=0.0, 
     there are no speeds or caps) the water-filling split is returned, which has the same bottleneck and
     the smallest variance of stage times.  Raises ``ValueError`` if no partition meets the memory caps.
     """
-    arr, P, L, fixed, spd, mems, caps = _setup(layer_costs, num_stages, head_cost, tail_cost, mem,
-                                               mem_cap, speed, as_array=True)
+    arr, P, L, fixed, spd, mems, caps = _setup(
+        layer_costs, num_stages, head_cost, tail_cost, mem, mem_cap, speed, as_array=True
+    )
     pre_np = np.concatenate(([0.0], np.cumsum(arr)))
     pre = pre_np.tolist()
     hetero = spd is not None or mems is not None
@@ -325,15 +329,17 @@ def min_max_partition(layer_costs, num_stages, *, head_cost=0.0, tail_cost=0.0, 
 
 
 # --------------------------------------------------------------------------------------------- oracles
-def brute_force_partition(layer_costs, num_stages, *, head_cost=0.0, tail_cost=0.0, mem=None, mem_cap=None,
-                          speed=None) -> list[int]:
+def brute_force_partition(
+    layer_costs, num_stages, *, head_cost=0.0, tail_cost=0.0, mem=None, mem_cap=None, speed=None
+) -> list[int]:
     """Exact min-max partition by enumerating all ``C(L−1, P−1)`` cut sets (a test oracle; small sizes).
 
     Among optimal partitions returns the one with the smallest variance of stage times (then the
     lexicographically first).  Raises ``ValueError`` if nothing meets the memory caps.
     """
-    costs, P, L, fixed, spd, mems, caps = _setup(layer_costs, num_stages, head_cost, tail_cost, mem,
-                                                 mem_cap, speed)
+    costs, P, L, fixed, spd, mems, caps = _setup(
+        layer_costs, num_stages, head_cost, tail_cost, mem, mem_cap, speed
+    )
     if math.comb(L - 1, P - 1) > 2_000_000:
         raise ValueError("brute_force_partition is a test oracle: too many partitions to enumerate")
     s = spd if spd is not None else [1.0] * P
@@ -344,10 +350,10 @@ def brute_force_partition(layer_costs, num_stages, *, head_cost=0.0, tail_cost=0
         ok = True
         loads = []
         for p in range(P):
-            if mems is not None and math.fsum(mems[b[p]:b[p + 1]]) > caps[p]:
+            if mems is not None and math.fsum(mems[b[p] : b[p + 1]]) > caps[p]:
                 ok = False
                 break
-            loads.append((fixed[p] + math.fsum(costs[b[p]:b[p + 1]])) / s[p])
+            loads.append((fixed[p] + math.fsum(costs[b[p] : b[p + 1]])) / s[p])
         if not ok:
             continue
         mx = max(loads)

@@ -20,9 +20,20 @@ from .timeline import Timeline
 __all__ = ["gantt", "bubble_vs_m", "stage_bars", "memory_over_time", "setup_cjk_font", "cjk_font"]
 
 _CJK_CANDIDATES = (
-    "Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans CJK TC", "Noto Sans SC", "Source Han Sans SC",
-    "Source Han Sans CN", "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "SimHei", "Microsoft YaHei",
-    "PingFang SC", "Heiti SC", "Noto Serif CJK SC", "AR PL UMing CN",
+    "Noto Sans CJK SC",
+    "Noto Sans CJK JP",
+    "Noto Sans CJK TC",
+    "Noto Sans SC",
+    "Source Han Sans SC",
+    "Source Han Sans CN",
+    "WenQuanYi Zen Hei",
+    "WenQuanYi Micro Hei",
+    "SimHei",
+    "Microsoft YaHei",
+    "PingFang SC",
+    "Heiti SC",
+    "Noto Serif CJK SC",
+    "AR PL UMing CN",
 )
 _font_state: dict = {}
 
@@ -92,22 +103,39 @@ def gantt(timeline: Timeline, ax=None, title=None, *, show_labels: bool | None =
         r = o.stage % P
         st = _KIND_STYLE.get(o.kind, _KIND_STYLE["F"])
         color = cmap(o.mb % cmap.N)
-        ax.broken_barh([(o.start, o.end - o.start)], (r - 0.4, 0.8), facecolors=[color], alpha=st["alpha"],
-                       hatch=st["hatch"], edgecolor="black", linewidth=0.4, zorder=2)
+        ax.broken_barh(
+            [(o.start, o.end - o.start)],
+            (r - 0.4, 0.8),
+            facecolors=[color],
+            alpha=st["alpha"],
+            hatch=st["hatch"],
+            edgecolor="black",
+            linewidth=0.4,
+            zorder=2,
+        )
         if show_labels and o.end - o.start > 0.025 * T:
             txt = f"{o.kind}{o.mb}" if timeline.chunks == 1 else f"{o.kind}{o.mb}.{o.chunk}"
             ax.text((o.start + o.end) / 2, r, txt, ha="center", va="center", fontsize=7, zorder=3)
     for r, s, e in timeline.blocked:
-        ax.broken_barh([(s, e - s)], (r - 0.4, 0.8), facecolors="#d62728", alpha=0.35, edgecolor="none",
-                       zorder=1)
+        ax.broken_barh(
+            [(s, e - s)], (r - 0.4, 0.8), facecolors="#d62728", alpha=0.35, edgecolor="none", zorder=1
+        )
     ax.set_ylim(P - 0.5, -0.5)
     ax.set_yticks(range(P))
     ax.set_yticklabels([f"stage {r}" if timeline.chunks == 1 else f"rank {r}" for r in range(P)])
     ax.set_xlim(0, T * 1.01)
     ax.set_xlabel(f"时间 {time_unit}".strip())
     kinds = sorted({o.kind for o in timeline.ops}, key="FBW".index)
-    handles = [Patch(facecolor="#999999", alpha=_KIND_STYLE[k]["alpha"], hatch=_KIND_STYLE[k]["hatch"],
-                     edgecolor="black", label={"F": "前向 F", "B": "反向 B", "W": "权重梯度 W"}[k]) for k in kinds]
+    handles = [
+        Patch(
+            facecolor="#999999",
+            alpha=_KIND_STYLE[k]["alpha"],
+            hatch=_KIND_STYLE[k]["hatch"],
+            edgecolor="black",
+            label={"F": "前向 F", "B": "反向 B", "W": "权重梯度 W"}[k],
+        )
+        for k in kinds
+    ]
     handles.append(Patch(facecolor="#eeeeee", edgecolor="#999999", label="空闲"))
     if timeline.blocked:
         handles.append(Patch(facecolor="#d62728", alpha=0.35, label="阻塞发送"))
@@ -131,8 +159,14 @@ def bubble_vs_m(stage_times, ms, ax=None, *, title=None):
     ax = _ax(ax, (7, 4))
     sim = [forward_flow(t, m).bubble_ratio for m in ms]
     ax.plot(ms, sim, "o-", label="模拟（非均匀阶段）")
-    ax.plot(ms, [(P - 1) / (m + P - 1) for m in ms], "s--", color="gray", alpha=0.8,
-            label="均匀阶段 (P−1)/(m+P−1)")
+    ax.plot(
+        ms,
+        [(P - 1) / (m + P - 1) for m in ms],
+        "s--",
+        color="gray",
+        alpha=0.8,
+        label="均匀阶段 (P−1)/(m+P−1)",
+    )
     lim = bubble_limit(t)
     ax.axhline(lim, linestyle="--", color="C3", label=f"极限 1 − mean/max = {lim:.3f}")
     if max(ms) / max(1, min(ms)) >= 16:

@@ -48,7 +48,9 @@ class Schedule:
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_orders(cls, name: str, num_ranks: int, num_microbatches: int, orders, chunks: int = 1) -> Schedule:
+    def from_orders(
+        cls, name: str, num_ranks: int, num_microbatches: int, orders, chunks: int = 1
+    ) -> Schedule:
         """A schedule from per-rank lists of actions ``(stage, kind, mb)`` or labels ``"0F3"``."""
         P = V.count(num_ranks, "num_ranks")
         m = V.count(num_microbatches, "num_microbatches")
@@ -76,7 +78,8 @@ class Schedule:
     def orders(self) -> tuple[tuple[Action, ...], ...]:
         if "orders" not in self._cache:
             self._cache["orders"] = tuple(
-                tuple((s, _KINDS[k], mb) for s, k, mb in a.tolist()) for a in self.arrays)
+                tuple((s, _KINDS[k], mb) for s, k, mb in a.tolist()) for a in self.arrays
+            )
         return self._cache["orders"]
 
     @property
@@ -96,8 +99,8 @@ def format_action(a: Action) -> str:
 
 def parse_action(s: str) -> Action:
     for i, ch in enumerate(s):
-        if ch in "FBW" and s[:i].isdigit() and s[i + 1:].isdigit():
-            return int(s[:i]), ch, int(s[i + 1:])
+        if ch in "FBW" and s[:i].isdigit() and s[i + 1 :].isdigit():
+            return int(s[:i]), ch, int(s[i + 1 :])
     raise ValueError(f"not an action: {s!r} (expected e.g. 0F3)")
 
 
@@ -113,8 +116,10 @@ def _check(P, m):
 
 
 def _rows(stage, kind, mb):
-    return np.stack([np.asarray(stage, dtype=np.int64), np.asarray(kind, dtype=np.int64),
-                     np.asarray(mb, dtype=np.int64)], axis=1)
+    return np.stack(
+        [np.asarray(stage, dtype=np.int64), np.asarray(kind, dtype=np.int64), np.asarray(mb, dtype=np.int64)],
+        axis=1,
+    )
 
 
 def _one_f_one_b_rows(f_stage, f_mb, b_stage, b_mb, warm):
@@ -127,11 +132,13 @@ def _one_f_one_b_rows(f_stage, f_mb, b_stage, b_mb, warm):
     mid_k = np.empty(2 * steady, dtype=np.int64)
     mid_s[0::2], mid_m[0::2], mid_k[0::2] = fs, fm, 0
     mid_s[1::2], mid_m[1::2], mid_k[1::2] = b_stage[:steady], b_mb[:steady], 1
-    return np.concatenate([
-        _rows(f_stage[:warm], np.zeros(warm), f_mb[:warm]),
-        _rows(mid_s, mid_k, mid_m),
-        _rows(b_stage[steady:], np.ones(n - steady), b_mb[steady:]),
-    ])
+    return np.concatenate(
+        [
+            _rows(f_stage[:warm], np.zeros(warm), f_mb[:warm]),
+            _rows(mid_s, mid_k, mid_m),
+            _rows(b_stage[steady:], np.ones(n - steady), b_mb[steady:]),
+        ]
+    )
 
 
 def gpipe(P: int, m: int) -> Schedule:

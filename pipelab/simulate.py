@@ -70,8 +70,10 @@ def stage_costs(value, S: int, P: int, what: str) -> list[float]:
     if len(vals) == P and S % P == 0:
         v = S // P
         return [vals[s % P] / v for s in range(S)]
-    raise ValueError(f"{what} has {len(vals)} entries; expected {S} (one per stage)"
-                     + (f" or {P} (one per rank)" if S != P else ""))
+    raise ValueError(
+        f"{what} has {len(vals)} entries; expected {S} (one per stage)"
+        + (f" or {P} (one per rank)" if S != P else "")
+    )
 
 
 def _compile(schedule: Schedule):
@@ -97,7 +99,9 @@ def _compile(schedule: Schedule):
         raise ValueError(f"action {format_action((s_k // m, _KINDS[kind], s_k % m))} appears twice")
     counts = np.bincount(flat // SM, minlength=3)
     if counts[0] != SM:
-        raise ValueError(f"the schedule must run every forward F(stage, mb) exactly once ({counts[0]} of {SM})")
+        raise ValueError(
+            f"the schedule must run every forward F(stage, mb) exactly once ({counts[0]} of {SM})"
+        )
     for k in (1, 2):
         if counts[k] not in (0, SM):
             raise ValueError(f"the schedule runs {counts[k]} of {SM} {_KINDS[k]} ops: all or none")
@@ -106,9 +110,19 @@ def _compile(schedule: Schedule):
     return comp
 
 
-def simulate(schedule: Schedule, forward, backward=None, weight=None, *, hop_latency=0.0, buffer_size=None,
-             activation_bytes=None, free_after: str = "B", track_memory: bool = True,
-             engine: str = "auto") -> Timeline:
+def simulate(
+    schedule: Schedule,
+    forward,
+    backward=None,
+    weight=None,
+    *,
+    hop_latency=0.0,
+    buffer_size=None,
+    activation_bytes=None,
+    free_after: str = "B",
+    track_memory: bool = True,
+    engine: str = "auto",
+) -> Timeline:
     """Run a :class:`~pipelab.schedules.Schedule` with per-stage op times.
 
     ``forward``/``backward``/``weight``: time of F/B/W per microbatch on each global stage (see
@@ -126,7 +140,9 @@ def simulate(schedule: Schedule, forward, backward=None, weight=None, *, hop_lat
     P, S, m = schedule.num_ranks, schedule.num_stages, schedule.num_microbatches
     comp = _compile(schedule)
     SM = S * m
-    kinds_present = {_KINDS[k] for k, c in enumerate(np.bincount(np.concatenate(comp) // SM, minlength=3)) if c}
+    kinds_present = {
+        _KINDS[k] for k, c in enumerate(np.bincount(np.concatenate(comp) // SM, minlength=3)) if c
+    }
     dur = [stage_costs(forward, S, P, "forward")]
     if "B" in kinds_present and backward is None:
         raise ValueError(f"schedule {schedule.name} has backward ops: give backward times")
@@ -158,11 +174,25 @@ def simulate(schedule: Schedule, forward, backward=None, weight=None, *, hop_lat
     kind, s_k = np.divmod(ids, SM)
     stage, mb = np.divmod(s_k, m)
     cols = {"stage": stage, "kind": kind.astype(np.int8), "mb": mb, "start": st[ids], "end": en[ids]}
-    tl = Timeline(num_stages=P, num_microbatches=m, chunks=schedule.chunks, blocked=blocked, columns=cols,
-                  meta={"schedule": schedule.name, "hop_latency": c, "buffer_size": Bsz, "engine": eng})
+    tl = Timeline(
+        num_stages=P,
+        num_microbatches=m,
+        chunks=schedule.chunks,
+        blocked=blocked,
+        columns=cols,
+        meta={"schedule": schedule.name, "hop_latency": c, "buffer_size": Bsz, "engine": eng},
+    )
     if track_memory:
-        _memory(tl, schedule, st, en, S, m, activation_bytes,
-                2 if (free_after == "W" and "W" in kinds_present) else 1)
+        _memory(
+            tl,
+            schedule,
+            st,
+            en,
+            S,
+            m,
+            activation_bytes,
+            2 if (free_after == "W" and "W" in kinds_present) else 1,
+        )
     return tl
 
 
@@ -196,9 +226,13 @@ def _fast(comp, dur, P, S, m, lat, max_sweeps=64):
         prep.append((ids, d, d1, l1, d2, l2, dex))
     last = [None] * P
     order = list(range(P))
+    dirty = [True] * P  # a rank's inputs come only from its neighbours (r±1, wrapping for chunks)
     for sweep in range(max_sweeps):
         changed = False
-        for r in (order if sweep % 2 == 0 else order[::-1]):
+        for r in order if sweep % 2 == 0 else order[::-1]:
+            if not dirty[r]:
+                continue
+            dirty[r] = False
             ids, d, d1, l1, d2, l2, dex = prep[r]
             ready = np.maximum(en[d1] + l1, en[d2] + l2)
             s_r = dex + np.maximum.accumulate(ready - dex)
@@ -208,6 +242,7 @@ def _fast(comp, dur, P, S, m, lat, max_sweeps=64):
                 last[r] = e_r
                 en[ids] = e_r
                 st[ids] = s_r
+                dirty[(r - 1) % P] = dirty[(r + 1) % P] = True
         if not changed:
             return st, en
     return None
@@ -340,8 +375,9 @@ def _events(comp, dur, P, S, m, lat, Bsz):
 def _memory(tl, schedule, st, en, S, m, activation_bytes, free_kind):
     P = schedule.num_ranks
     SM = S * m
-    act = np.asarray([1.0] * S if activation_bytes is None
-                     else stage_costs(activation_bytes, S, P, "activation_bytes"))
+    act = np.asarray(
+        [1.0] * S if activation_bytes is None else stage_costs(activation_bytes, S, P, "activation_bytes")
+    )
     stage_peak_n = [0] * S
     stage_peak_b = [0.0] * S
     rank_mem = []
@@ -377,8 +413,17 @@ def _memory(tl, schedule, st, en, S, m, activation_bytes, free_kind):
     tl.meta["peak_memory_per_stage"] = stage_peak_b
 
 
-def run(name: str, forward, backward=None, weight=None, *, microbatches: int, stages: int | None = None,
-        chunks: int = 1, **kw) -> Timeline:
+def run(
+    name: str,
+    forward,
+    backward=None,
+    weight=None,
+    *,
+    microbatches: int,
+    stages: int | None = None,
+    chunks: int = 1,
+    **kw,
+) -> Timeline:
     """Build the schedule ``name`` and simulate it.  ``stages`` (ranks ``P``) defaults to
     ``len(forward) // chunks`` when ``forward`` is a list."""
     if stages is None:

@@ -53,8 +53,20 @@ class Timeline:
     Large simulations keep ops as numpy columns (``columns``) and build the ``Op`` list on first use.
     """
 
-    def __init__(self, ops=None, num_stages: int = 1, num_microbatches: int = 0, chunks: int = 1, *,
-                 blocked=None, memory=None, peak_in_flight=None, peak_memory=None, meta=None, columns=None):
+    def __init__(
+        self,
+        ops=None,
+        num_stages: int = 1,
+        num_microbatches: int = 0,
+        chunks: int = 1,
+        *,
+        blocked=None,
+        memory=None,
+        peak_in_flight=None,
+        peak_memory=None,
+        meta=None,
+        columns=None,
+    ):
         self._ops = list(ops) if ops is not None else None
         if columns is None:
             o = self._ops or []
@@ -80,9 +92,17 @@ class Timeline:
         if self._ops is None:
             c = self.columns
             P = self.num_stages
-            self._ops = [Op(s, KINDS[k], mb, st, en, s // P) for s, k, mb, st, en in
-                         zip(c["stage"].tolist(), c["kind"].tolist(), c["mb"].tolist(), c["start"].tolist(),
-                             c["end"].tolist(), strict=True)]
+            self._ops = [
+                Op(s, KINDS[k], mb, st, en, s // P)
+                for s, k, mb, st, en in zip(
+                    c["stage"].tolist(),
+                    c["kind"].tolist(),
+                    c["mb"].tolist(),
+                    c["start"].tolist(),
+                    c["end"].tolist(),
+                    strict=True,
+                )
+            ]
         return self._ops
 
     def __len__(self) -> int:
@@ -102,7 +122,9 @@ class Timeline:
         c = self.columns
         if not len(c["start"]):
             return [0.0] * self.num_stages
-        busy = np.bincount(c["stage"] % self.num_stages, weights=c["end"] - c["start"], minlength=self.num_stages)
+        busy = np.bincount(
+            c["stage"] % self.num_stages, weights=c["end"] - c["start"], minlength=self.num_stages
+        )
         return busy.tolist()
 
     @property

@@ -28,19 +28,51 @@ def chrome_trace(timeline: Timeline, *, us_per_unit: float = 1000.0, memory: boo
         ev.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": r, "args": {"name": f"rank {r}"}})
         ev.append({"name": "thread_sort_index", "ph": "M", "pid": 0, "tid": r, "args": {"sort_index": r}})
     for o in timeline.ops:
-        ev.append({"name": f"{o.kind}{o.mb}", "cat": o.kind, "ph": "X", "pid": 0, "tid": o.stage % P,
-                   "ts": o.start * k, "dur": (o.end - o.start) * k,
-                   "args": {"stage": o.stage, "microbatch": o.mb, "chunk": o.chunk, "kind": o.kind}})
+        ev.append(
+            {
+                "name": f"{o.kind}{o.mb}",
+                "cat": o.kind,
+                "ph": "X",
+                "pid": 0,
+                "tid": o.stage % P,
+                "ts": o.start * k,
+                "dur": (o.end - o.start) * k,
+                "args": {"stage": o.stage, "microbatch": o.mb, "chunk": o.chunk, "kind": o.kind},
+            }
+        )
     for r, s, e in timeline.blocked:
-        ev.append({"name": "blocked send", "cat": "blocked", "ph": "X", "pid": 0, "tid": r, "ts": s * k,
-                   "dur": (e - s) * k, "args": {}})
+        ev.append(
+            {
+                "name": "blocked send",
+                "cat": "blocked",
+                "ph": "X",
+                "pid": 0,
+                "tid": r,
+                "ts": s * k,
+                "dur": (e - s) * k,
+                "args": {},
+            }
+        )
     if memory and timeline.memory is not None:
         for r, (ts, vals) in enumerate(timeline.memory):
             for t, v in zip(ts.tolist(), vals.tolist(), strict=True):
-                ev.append({"name": f"activation memory rank {r}", "ph": "C", "pid": 0, "ts": t * k,
-                           "args": {"bytes": v}})
-    return {"traceEvents": ev, "displayTimeUnit": "ms", "otherData": {"generator": "pipelab", **{
-        key: val for key, val in timeline.meta.items() if isinstance(val, (int, float, str))}}}
+                ev.append(
+                    {
+                        "name": f"activation memory rank {r}",
+                        "ph": "C",
+                        "pid": 0,
+                        "ts": t * k,
+                        "args": {"bytes": v},
+                    }
+                )
+    return {
+        "traceEvents": ev,
+        "displayTimeUnit": "ms",
+        "otherData": {
+            "generator": "pipelab",
+            **{key: val for key, val in timeline.meta.items() if isinstance(val, (int, float, str))},
+        },
+    }
 
 
 def write_chrome_trace(timeline: Timeline, path, **kw) -> Path:

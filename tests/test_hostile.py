@@ -222,3 +222,35 @@ def test_output_was_counted_not_graded(batch):
 def test_suite_wall_time(batch):
     # timeouts dominate (1 s per call here); generous bound so a loaded CI machine does not flake
     assert batch["elapsed"] < 150, batch["elapsed"]
+
+
+def test_fallback_without_bwrap_is_reported_and_still_contains_processes(tmp_path, capsys):
+    """``--isolation none``: rlimits, scrubbed environment, temporary directory; the CLI output and every
+    report say so; orphaned processes are still reaped (the zygote is a child subreaper)."""
+    if not RELEASE.is_file():
+        pytest.skip("the lesson 16 release notebook is missing (make release)")
+    marker = f"97{uuid.uuid4().int % 10**7:07d}"
+    release = json.loads(RELEASE.read_text(encoding="utf-8"))
+    subs = tmp_path / "submitted"
+    cases = {"honest": "a07h_honest_reference", "daemon": "a27_double_fork_sleeper", "stderr": "a26_honest_prints_to_stderr"}
+    for student, stem in cases.items():
+        dest = subs / student / ASSIGNMENT / "asymmetric_pipeline.ipynb"
+        dest.parent.mkdir(parents=True)
+        code = build_code(HOSTILE / f"{stem}.py", {"MARKER": marker})
+        dest.write_text(json.dumps(with_code(release, code), ensure_ascii=False), encoding="utf-8")
+    mp = pytest.MonkeyPatch()
+    mp.setenv(LIMITS_ENV, json.dumps(TEST_LIMITS))
+    mp.setattr(engine, "_assignments", {})
+    try:
+        results = grade_class(subs, tmp_path / "out", isolation="none", jobs=1)
+    finally:
+        mp.undo()
+        engine._assignments.clear()
+    assert "isolation: fallback" in capsys.readouterr().err
+    time.sleep(0.3)
+    assert processes_with(marker) == []
+    for res in results:
+        assert {it.id: it.score for it in res.items if it.kind == "code"} == {"simulator": 2.0, "solver": 2.0}
+        assert res.isolation.startswith("fallback") and "NOT a sandbox" in res.isolation
+        page = (tmp_path / "out" / "feedback" / res.student_id / f"{ASSIGNMENT}.html").read_text(encoding="utf-8")
+        assert "NOT a sandbox" in page

@@ -48,8 +48,8 @@ def _import_torch():
 def _parse(a):
     s = str(a)
     for i, ch in enumerate(s):
-        if ch in "FBIW" and s[:i].isdigit() and s[i + 1:].isdigit():
-            return int(s[:i]), ch, int(s[i + 1:])
+        if ch in "FBIW" and s[:i].isdigit() and s[i + 1 :].isdigit():
+            return int(s[:i]), ch, int(s[i + 1 :])
     return None  # e.g. REDUCE_GRAD, communication ops
 
 

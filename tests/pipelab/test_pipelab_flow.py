@@ -42,8 +42,12 @@ def test_bubble_tends_to_limit():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(op_time, min_size=1, max_size=6), st.integers(1, 10), st.integers(1, 3),
-       st.sampled_from([0.0, 0.5]))
+@given(
+    st.lists(op_time, min_size=1, max_size=6),
+    st.integers(1, 10),
+    st.integers(1, 3),
+    st.sampled_from([0.0, 0.5]),
+)
 def test_finite_buffer_never_beats_unbounded(t, m, B, c):
     free = forward_flow(t, m, hop_latency=c)
     tight = forward_flow(t, m, hop_latency=c, buffer_size=B)
@@ -67,16 +71,19 @@ def test_blocking_is_recorded_as_idle():
     assert tl.makespan == forward_flow([1.0, 3.0, 1.0], 4).makespan
 
 
-@pytest.mark.parametrize("bad,exc", [
-    (dict(stage_times=[1, -1], m=2), ValueError),
-    (dict(stage_times=[], m=2), ValueError),
-    (dict(stage_times=[1, float("nan")], m=2), ValueError),
-    (dict(stage_times=[1, 2], m=0), ValueError),
-    (dict(stage_times=[1, 2], m=2.5), TypeError),
-    (dict(stage_times="12", m=2), TypeError),
-    (dict(stage_times=[1, 2], m=2, buffer_size=0), ValueError),
-    (dict(stage_times=[1, 2], m=2, hop_latency=-1), ValueError),
-])
+@pytest.mark.parametrize(
+    "bad,exc",
+    [
+        (dict(stage_times=[1, -1], m=2), ValueError),
+        (dict(stage_times=[], m=2), ValueError),
+        (dict(stage_times=[1, float("nan")], m=2), ValueError),
+        (dict(stage_times=[1, 2], m=0), ValueError),
+        (dict(stage_times=[1, 2], m=2.5), TypeError),
+        (dict(stage_times="12", m=2), TypeError),
+        (dict(stage_times=[1, 2], m=2, buffer_size=0), ValueError),
+        (dict(stage_times=[1, 2], m=2, hop_latency=-1), ValueError),
+    ],
+)
 def test_rejects_bad_input(bad, exc):
     with pytest.raises(exc):
         forward_flow(**bad)

@@ -25,7 +25,7 @@ def _mem_ok(costs, counts, kw):
         return True
     b = 0
     for p, c in enumerate(counts):
-        if sum(kw["mem"][b:b + c]) > kw["mem_cap"][p] + 1e-9:
+        if sum(kw["mem"][b : b + c]) > kw["mem_cap"][p] + 1e-9:
             return False
         b += c
     return True
@@ -44,13 +44,19 @@ def test_min_max_is_exact(case):
     got = min_max_partition(costs, P, **kw)
     assert len(got) == P and sum(got) == len(costs) and min(got) >= 1
     assert _mem_ok(costs, got, kw)
-    assert bottleneck(costs, got, **_loads_kw(kw)) == pytest.approx(bottleneck(costs, oracle, **_loads_kw(kw)),
-                                                                   rel=1e-9, abs=1e-12)
+    assert bottleneck(costs, got, **_loads_kw(kw)) == pytest.approx(
+        bottleneck(costs, oracle, **_loads_kw(kw)), rel=1e-9, abs=1e-12
+    )
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.integers(1, 12), st.integers(1, 12), st.sampled_from([0.5, 1.0, 2.0]),
-       st.sampled_from([0.0, 1.0, 2.5, 7.0]), st.sampled_from([0.0, 1.0, 3.0, 9.0]))
+@given(
+    st.integers(1, 12),
+    st.integers(1, 12),
+    st.sampled_from([0.5, 1.0, 2.0]),
+    st.sampled_from([0.0, 1.0, 2.5, 7.0]),
+    st.sampled_from([0.0, 1.0, 3.0, 9.0]),
+)
 def test_water_fill_optimal_for_uniform_cost(L, P, c, h, t):
     if P > L:
         with pytest.raises(ValueError):
@@ -104,16 +110,19 @@ def test_max_minus_min_balancer_is_never_better():
         assert exact <= bottleneck(costs, uniform_partition(L, P)) + 1e-9
 
 
-@pytest.mark.parametrize("args,kw,exc", [
-    (([1, 2], 3), {}, ValueError),
-    (([1, -2], 1), {}, ValueError),
-    (([1, 2], 0), {}, ValueError),
-    (([1, 2], 2), {"speed": [1.0]}, ValueError),
-    (([1, 2], 2), {"speed": [1.0, 0.0]}, ValueError),
-    (([1, 2], 2), {"mem": [1, 1]}, ValueError),
-    (([1, 2], 2), {"head_cost": -1}, ValueError),
-    (("ab", 2), {}, TypeError),
-])
+@pytest.mark.parametrize(
+    "args,kw,exc",
+    [
+        (([1, 2], 3), {}, ValueError),
+        (([1, -2], 1), {}, ValueError),
+        (([1, 2], 0), {}, ValueError),
+        (([1, 2], 2), {"speed": [1.0]}, ValueError),
+        (([1, 2], 2), {"speed": [1.0, 0.0]}, ValueError),
+        (([1, 2], 2), {"mem": [1, 1]}, ValueError),
+        (([1, 2], 2), {"head_cost": -1}, ValueError),
+        (("ab", 2), {}, TypeError),
+    ],
+)
 def test_rejects_bad_input(args, kw, exc):
     with pytest.raises(exc):
         min_max_partition(*args, **kw)
@@ -128,5 +137,7 @@ def test_heterogeneous_engine_agrees_with_greedy(L, P):
     costs = [rng.lognormvariate(0, 1) for _ in range(L)]
     a = bottleneck(costs, min_max_partition(costs, P, head_cost=2.0))
     b = bottleneck(costs, min_max_partition(costs, P, head_cost=2.0, speed=[1.0] * P), head_cost=2.0)
-    assert bottleneck(costs, min_max_partition(costs, P, head_cost=2.0), head_cost=2.0) == pytest.approx(b, rel=1e-9)
+    assert bottleneck(costs, min_max_partition(costs, P, head_cost=2.0), head_cost=2.0) == pytest.approx(
+        b, rel=1e-9
+    )
     assert a <= bottleneck(costs, min_max_partition(costs, P, head_cost=2.0), head_cost=2.0)

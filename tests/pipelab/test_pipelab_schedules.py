@@ -76,27 +76,68 @@ def test_1f1b_with_fewer_microbatches_than_stages(P, m):
 
 
 def test_cli_order_format():
-    out = subprocess.run([sys.executable, "-m", "pipelab", "order", "1f1b", "--stages", "3", "--microbatches", "4"],
-                         capture_output=True, text=True, check=True).stdout
-    assert out.splitlines() == ["0F0 0F1 0F2 0B0 0F3 0B1 0B2 0B3",
-                                "1F0 1F1 1B0 1F2 1B1 1F3 1B2 1B3",
-                                "2F0 2B0 2F1 2B1 2F2 2B2 2F3 2B3"]
-    out = subprocess.run([sys.executable, "-m", "pipelab", "order", "interleaved-1f1b", "--stages", "2",
-                          "--microbatches", "2", "--chunks", "2"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "pipelab", "order", "1f1b", "--stages", "3", "--microbatches", "4"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.splitlines() == [
+        "0F0 0F1 0F2 0B0 0F3 0B1 0B2 0B3",
+        "1F0 1F1 1B0 1F2 1B1 1F3 1B2 1B3",
+        "2F0 2B0 2F1 2B1 2F2 2B2 2F3 2B3",
+    ]
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipelab",
+            "order",
+            "interleaved-1f1b",
+            "--stages",
+            "2",
+            "--microbatches",
+            "2",
+            "--chunks",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     lines = out.splitlines()
     assert lines[1].split()[:3] == ["1F0", "1F1", "3F0"]  # global stage index: rank 1 holds stages 1 and 3
     assert format_orders(make_schedule("interleaved-1f1b", 2, 2, 2)) == out.rstrip("\n")
 
 
 def test_cli_errors():
-    r = subprocess.run([sys.executable, "-m", "pipelab", "order", "gpipe", "--stages", "0", "--microbatches", "2"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "pipelab", "order", "gpipe", "--stages", "0", "--microbatches", "2"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "error:" in r.stderr and "P" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "pipelab", "order", "1f1b", "--stages", "2", "--microbatches", "2",
-                        "--chunks", "2"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipelab",
+            "order",
+            "1f1b",
+            "--stages",
+            "2",
+            "--microbatches",
+            "2",
+            "--chunks",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "interleaved" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "pipelab", "partition", "-c", "1,2", "-p", "3"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "pipelab", "partition", "-c", "1,2", "-p", "3"], capture_output=True, text=True
+    )
     assert r.returncode == 2 and "at least one layer" in r.stderr
 
 

@@ -46,7 +46,10 @@ def test_1f1b_non_uniform_bound_and_anchor():
     b = [2 * x for x in f]
     tl = run("1f1b", f, b, microbatches=8)
     assert tl.makespan == 72.0
-    assert sum(x + y for x, y in zip(f, b, strict=True)) + 7 * max(x + y for x, y in zip(f, b, strict=True)) == 81.0
+    assert (
+        sum(x + y for x, y in zip(f, b, strict=True)) + 7 * max(x + y for x, y in zip(f, b, strict=True))
+        == 81.0
+    )
     # slowest stage last: the formula is exact
     tl2 = run("1f1b", f[::-1], b[::-1], microbatches=8)
     assert tl2.makespan == 81.0
@@ -113,8 +116,10 @@ def test_simulation_properties_and_engines_agree(case):
     assert fast.peak_in_flight == ev.peak_in_flight
     # each rank executes exactly its list, in order
     for r, labels in enumerate(sched.labels()):
-        got = [o.label for o in sorted((o for o in ev.ops if o.stage % case["P"] == r),
-                                       key=lambda o: (o.start, o.end))]
+        got = [
+            o.label
+            for o in sorted((o for o in ev.ops if o.stage % case["P"] == r), key=lambda o: (o.start, o.end))
+        ]
         assert sorted(got) == sorted(labels)
 
 
@@ -161,8 +166,13 @@ def test_plots_render():
     from pipelab.plot import bubble_vs_m, gantt, memory_over_time, stage_bars
 
     tl = run("zb-h1", [1.0] * 3, [1.0] * 3, [1.0] * 3, microbatches=4, buffer_size=1)
-    for ax in (gantt(tl), memory_over_time(tl), bubble_vs_m([3, 1, 1, 2], [1, 2, 4, 8]),
-               stage_bars([3, 1, 1, 2], [2, 2, 2, 1]), gantt(forward_flow([1, 3, 1], 4, buffer_size=1))):
+    for ax in (
+        gantt(tl),
+        memory_over_time(tl),
+        bubble_vs_m([3, 1, 1, 2], [1, 2, 4, 8]),
+        stage_bars([3, 1, 1, 2], [2, 2, 2, 1]),
+        gantt(forward_flow([1, 3, 1], 4, buffer_size=1)),
+    ):
         assert ax.figure is not None
         ax.figure.canvas.draw()
     plt.close("all")
