@@ -45,7 +45,9 @@ MAX_RATIO = 200  # uncompressed / compressed, for entries over RATIO_MIN_BYTES
 RATIO_MIN_BYTES = 1024 * 1024
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$")
-CANVAS = re.compile(r"^(?P<student>[A-Za-z0-9][A-Za-z0-9.@+-]*)_(?:LATE_|late_)?(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
+CANVAS = re.compile(
+    r"^(?P<student>[A-Za-z0-9][A-Za-z0-9.@+-]*)_(?:LATE_|late_)?(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$"
+)
 
 
 class Refused(Exception):
@@ -132,7 +134,9 @@ def _candidates(zip_path: Path, assignment: str, log: list[str]) -> list[Candida
             log.append(f"ERROR {zip_path}: {len(infos)} entries, over the limit of {MAX_ENTRIES} (zip bomb?)")
             return out
         files = [i for i in infos if not i.is_dir()]
-        tops = {i.filename.replace("\\", "/").lstrip("/").split("/", 1)[0] for i in files if "/" in i.filename}
+        tops = {
+            i.filename.replace("\\", "/").lstrip("/").split("/", 1)[0] for i in files if "/" in i.filename
+        }
         nested_everywhere = files and all("/" in i.filename.replace("\\", "/") for i in files)
         # one folder wrapping everything, e.g. "submissions/<student>/..." (not when it is a student's own folder)
         common_top = next(iter(tops)) if nested_everywhere and len(tops) == 1 else None
@@ -159,7 +163,9 @@ def _candidates(zip_path: Path, assignment: str, log: list[str]) -> list[Candida
                 if parts[-1].startswith(".") or "__MACOSX" in parts or ".ipynb_checkpoints" in parts:
                     skipped_other += 1
                     continue
-                if info.file_size > RATIO_MIN_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+                if info.file_size > RATIO_MIN_BYTES and info.file_size > MAX_RATIO * max(
+                    info.compress_size, 1
+                ):
                     raise Refused(f"compression ratio over {MAX_RATIO}:1 (zip bomb?)")
                 if info.file_size > MAX_FILE_BYTES:
                     raise Refused(f"over {MAX_FILE_BYTES // 2**20} MB uncompressed")
@@ -229,16 +235,20 @@ def collect(zips: list[Path], dest: Path, assignment: str) -> list[str]:
         name = nb_name or _plain_name(cand.origin)
         target = dest / student / assignment / name
         for loser in losers.get(student, []):
-            log.append(f"CHOSE {student}: {cand.origin} ({_fmt(cand.timestamp)}) over {loser.origin} "
-                       f"({_fmt(loser.timestamp)}): later timestamp wins")
+            log.append(
+                f"CHOSE {student}: {cand.origin} ({_fmt(cand.timestamp)}) over {loser.origin} "
+                f"({_fmt(loser.timestamp)}): later timestamp wins"
+            )
         if target.is_symlink() or (target.exists() and not target.is_file()):
             log.append(f"SKIP  {student}: {target} exists and is not a regular file")
             continue
         if target.exists():
             have = target.stat().st_mtime
             if have > cand.timestamp + 1e-3:
-                log.append(f"KEEP  {student}: {target} ({_fmt(have)}) is newer than {cand.origin} "
-                           f"({_fmt(cand.timestamp)})")
+                log.append(
+                    f"KEEP  {student}: {target} ({_fmt(have)}) is newer than {cand.origin} "
+                    f"({_fmt(cand.timestamp)})"
+                )
                 continue
             if target.read_bytes() == cand.data:
                 log.append(f"SAME  {student}: {target} already holds {cand.origin}")

@@ -53,8 +53,16 @@ class SourceInfo:
                 role = "check"
             else:
                 role = "locked"
-            cells.append(SourceCell(meta["grade_id"], cell.get("cell_type", ""), role,
-                                    meta.get("checksum", ""), _text(cell.get("source", "")), _flags(meta)))
+            cells.append(
+                SourceCell(
+                    meta["grade_id"],
+                    cell.get("cell_type", ""),
+                    role,
+                    meta.get("checksum", ""),
+                    _text(cell.get("source", "")),
+                    _flags(meta),
+                )
+            )
         return cls(cells)
 
     def by_id(self) -> dict[str, SourceCell]:
@@ -92,7 +100,8 @@ def read_notebook_bytes(path: Path) -> dict:
     if size > MAX_NOTEBOOK_BYTES:
         raise UnreadableNotebook(
             f"unreadable: notebook is {size / 1e6:.0f} MB, over the {MAX_NOTEBOOK_BYTES // 2**20} MB limit "
-            "(clear outputs: Edit → Clear Outputs of All Cells, then save)")
+            "(clear outputs: Edit → Clear Outputs of All Cells, then save)"
+        )
     raw = path.read_bytes()
     nb, _ = parse_notebook(raw)
     return nb
@@ -115,8 +124,10 @@ def parse_notebook(raw: bytes) -> tuple[dict, list[str]]:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             text = raw.decode("utf-8-sig", errors="replace")
-            notes.append(f"note: the notebook is not valid UTF-8 (first bad byte at {exc.start}); undecodable "
-                         "bytes were replaced by U+FFFD and the rest was graded. Re-save it from JupyterLab")
+            notes.append(
+                f"note: the notebook is not valid UTF-8 (first bad byte at {exc.start}); undecodable "
+                "bytes were replaced by U+FFFD and the rest was graded. Re-save it from JupyterLab"
+            )
     if not text.strip():
         raise UnreadableNotebook("unreadable: the notebook file is empty")
     if "\0" in text:
@@ -128,8 +139,10 @@ def parse_notebook(raw: bytes) -> tuple[dict, list[str]]:
             hint = f"the file ends early at line {exc.lineno}: truncated (upload interrupted?)"
         else:
             hint = f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        raise UnreadableNotebook(f"unreadable: not a valid notebook ({hint}); open and re-save it in "
-                                 "JupyterLab, or submit the last good copy") from None
+        raise UnreadableNotebook(
+            f"unreadable: not a valid notebook ({hint}); open and re-save it in "
+            "JupyterLab, or submit the last good copy"
+        ) from None
     except RecursionError:
         raise UnreadableNotebook("unreadable: not a notebook (JSON nested too deeply)") from None
     if not isinstance(nb, dict):
@@ -154,9 +167,13 @@ def _upgrade(nb: dict, major) -> dict:
 
             return json.loads(nbformat.writes(nbformat.reads(json.dumps(nb), as_version=4)))
         except Exception as exc:  # noqa: BLE001
-            raise UnreadableNotebook(f"unreadable: nbformat 3 notebook could not be converted ({exc})") from None
-    raise UnreadableNotebook(f"unreadable: unsupported nbformat {str(major)[:20]!r} (expected 4); "
-                             "re-save it from a current JupyterLab")
+            raise UnreadableNotebook(
+                f"unreadable: nbformat 3 notebook could not be converted ({exc})"
+            ) from None
+    raise UnreadableNotebook(
+        f"unreadable: unsupported nbformat {str(major)[:20]!r} (expected 4); "
+        "re-save it from a current JupyterLab"
+    )
 
 
 def checksum(cell: dict) -> str:
@@ -204,7 +221,8 @@ def extract(path: Path, source: SourceInfo, written_ids: list[str]) -> Extracted
     if size > MAX_NOTEBOOK_BYTES:
         raise UnreadableNotebook(
             f"unreadable: notebook is {size / 1e6:.0f} MB, over the {MAX_NOTEBOOK_BYTES // 2**20} MB limit "
-            "(clear outputs: Edit → Clear Outputs of All Cells, then save)")
+            "(clear outputs: Edit → Clear Outputs of All Cells, then save)"
+        )
     raw = path.read_bytes()
     nb, notes = parse_notebook(raw)
     result = Extracted(sha256=hashlib.sha256(raw).hexdigest())
@@ -232,29 +250,43 @@ def extract(path: Path, source: SourceInfo, written_ids: list[str]) -> Extracted
             order.append(gid)
             src = known[gid]
             if src.flags and seen[gid] == 1 and _flags(nbg) != src.flags:
-                result.problems.append(f"tampered: nbgrader metadata of cell '{gid}' was changed "
-                                       "(grading uses the release's roles)")
+                result.problems.append(
+                    f"tampered: nbgrader metadata of cell '{gid}' was changed "
+                    "(grading uses the release's roles)"
+                )
             if seen[gid] > 1:
-                if src.role == "solution" and ctype == "code":  # copy-pasted exercise: run every copy, in order
-                    result.problems.append(f"tampered: cell '{gid}' appears {seen[gid]} times (every copy is run "
-                                           "in notebook order, as Jupyter would)")
+                if (
+                    src.role == "solution" and ctype == "code"
+                ):  # copy-pasted exercise: run every copy, in order
+                    result.problems.append(
+                        f"tampered: cell '{gid}' appears {seen[gid]} times (every copy is run "
+                        "in notebook order, as Jupyter would)"
+                    )
                     code, n = neutralise_magics(text)
                     magic_lines += n
                     result.code_cells.append((index, code))
                 elif src.role == "answer":
-                    result.problems.append(f"tampered: answer cell '{gid}' appears {seen[gid]} times (all copies "
-                                           "are read, in order)")
+                    result.problems.append(
+                        f"tampered: answer cell '{gid}' appears {seen[gid]} times (all copies "
+                        "are read, in order)"
+                    )
                     result.answers[gid] = result.answers.get(gid, "") + "\n\n" + text
                 else:
-                    result.problems.append(f"tampered: cell '{gid}' appears {seen[gid]} times (the copies are ignored)")
+                    result.problems.append(
+                        f"tampered: cell '{gid}' appears {seen[gid]} times (the copies are ignored)"
+                    )
                 continue
             if src.role in ("locked", "check"):
                 if checksum(cell) != src.checksum or text.strip() != src.source.strip():
-                    result.problems.append(f"tampered: locked cell '{gid}' was edited (it is not run when grading)")
+                    result.problems.append(
+                        f"tampered: locked cell '{gid}' was edited (it is not run when grading)"
+                    )
                 continue
             if src.role == "answer":
                 if ctype != "markdown":
-                    result.problems.append(f"tampered: answer cell '{gid}' changed type (read as text anyway)")
+                    result.problems.append(
+                        f"tampered: answer cell '{gid}' changed type (read as text anyway)"
+                    )
                 result.answers[gid] = text
                 continue
             if src.role == "solution" and ctype == "code":

@@ -92,7 +92,9 @@ def bwrap_usable() -> tuple[bool, str]:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"bubblewrap did not start: {exc}"
     if probe.returncode != 0:
-        return False, "bubblewrap cannot create namespaces here: " + probe.stderr.decode(errors="replace").strip()
+        return False, "bubblewrap cannot create namespaces here: " + probe.stderr.decode(
+            errors="replace"
+        ).strip()
     return True, exe
 
 
@@ -112,8 +114,23 @@ def drop_to_nobody() -> bool:
         return False
     stage = _Stage()
     try:
-        cmd = stage.wrap(["bwrap", "--unshare-all", "--die-with-parent", *_system_binds(), *stage.binds(),
-                          "--proc", "/proc", "--dev", "/dev", sys.executable, "-I", "-c", "import numpy"])
+        cmd = stage.wrap(
+            [
+                "bwrap",
+                "--unshare-all",
+                "--die-with-parent",
+                *_system_binds(),
+                *stage.binds(),
+                "--proc",
+                "/proc",
+                "--dev",
+                "/dev",
+                sys.executable,
+                "-I",
+                "-c",
+                "import numpy",
+            ]
+        )
         probe = subprocess.run(cmd, capture_output=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
         return probe.returncode == 0
     except (OSError, subprocess.TimeoutExpired):
@@ -159,9 +176,25 @@ class _Stage:
 
     def wrap(self, bwrap_cmd: list[str]) -> list[str]:
         mounts = [x for real, staged, _ in self.pairs for x in (real, staged)]
-        return ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", _STAGE_SCRIPT, "stage",
-                *mounts, "--", "setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
-                "--", *bwrap_cmd]
+        return [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "/bin/sh",
+            "-c",
+            _STAGE_SCRIPT,
+            "stage",
+            *mounts,
+            "--",
+            "setpriv",
+            f"--reuid={SANDBOX_UID}",
+            f"--regid={SANDBOX_UID}",
+            "--clear-groups",
+            "--",
+            *bwrap_cmd,
+        ]
 
     def remove(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -192,7 +225,16 @@ def _python_roots() -> list[str]:
 
 def _system_binds() -> list[str]:
     out = []
-    for path in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/etc/alternatives", "/etc/ld.so.cache"):
+    for path in (
+        "/usr",
+        "/bin",
+        "/lib",
+        "/lib64",
+        "/lib32",
+        "/sbin",
+        "/etc/alternatives",
+        "/etc/ld.so.cache",
+    ):
         if os.path.exists(path):
             out += ["--ro-bind", path, path]
     return out
@@ -261,12 +303,26 @@ class Worker:
             cwd, env = None, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             self.tmpdir = tempfile.mkdtemp(prefix="grader-fallback-")
-            cmd = [sys.executable, "-I", "-B", str(WORKER), str(fd), os.path.join(self.tmpdir, "work"),
-                   "fallback", str(PROJECT_ROOT)]
+            cmd = [
+                sys.executable,
+                "-I",
+                "-B",
+                str(WORKER),
+                str(fd),
+                os.path.join(self.tmpdir, "work"),
+                "fallback",
+                str(PROJECT_ROOT),
+            ]
             cwd, env = self.tmpdir, _clean_env(self.tmpdir)
         self.proc = subprocess.Popen(
-            cmd, pass_fds=[fd], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+            cmd,
+            pass_fds=[fd],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
         )
         theirs.close()
         self.ctrl = ours
@@ -316,7 +372,10 @@ class Worker:
         if self.ctrl is None:
             self.start()
         try:
-            _send(self.ctrl, {"op": "spawn", "cells": cells, "limits": self.limits.for_child()})
+            limits = self.limits.for_child()
+            if self.mode != "bwrap":  # outside a user namespace RLIMIT_NPROC counts all the user's processes
+                limits["processes"] = 0
+            _send(self.ctrl, {"op": "spawn", "cells": cells, "limits": limits})
             self.ctrl.settimeout(5)
             _, fds, _, _ = socket.recv_fds(self.ctrl, HEADER_SIZE, 1)
         except OSError:
@@ -340,14 +399,20 @@ class Worker:
     def call(self, target: str, args: tuple, kwargs: dict, timeout: float) -> Result:
         if self.chan is None:
             raise WorkerCrashed("进程已不在")
-        request = {"op": "call", "target": target, "args": [encode_arg(a) for a in args],
-                   "kwargs": {k: encode_arg(v) for k, v in kwargs.items()}}
+        request = {
+            "op": "call",
+            "target": target,
+            "args": [encode_arg(a) for a in args],
+            "kwargs": {k: encode_arg(v) for k, v in kwargs.items()},
+        }
         try:
             _send(self.chan, request)
             answer = _recv(self.chan, timeout=timeout)
         except TimeoutError:
             self.reap()
-            raise CallTimeout(f"{target.rsplit('.', 1)[-1]} 在 {timeout:g} 秒内没有返回（死循环或算法太慢？）") from None
+            raise CallTimeout(
+                f"{target.rsplit('.', 1)[-1]} 在 {timeout:g} 秒内没有返回（死循环或算法太慢？）"
+            ) from None
         except OSError:
             answer = None
         if answer is None:
@@ -396,8 +461,12 @@ def _crash_text(report: dict, target: str = "") -> str:
     if code is not None and code < 0:
         sig = -code
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        hint = {"SIGXCPU": "（CPU 时间超限）", "SIGKILL": "（被终止，可能内存或时间超限）",
-                "SIGSEGV": "（段错误）", "SIGXFSZ": "（写文件超过大小上限）"}.get(name, "")
+        hint = {
+            "SIGXCPU": "（CPU 时间超限）",
+            "SIGKILL": "（被终止，可能内存或时间超限）",
+            "SIGSEGV": "（段错误）",
+            "SIGXFSZ": "（写文件超过大小上限）",
+        }.get(name, "")
         return f"{where}进程被信号 {name} 结束{hint}"
     return f"{where}进程退出了（退出码 {code}；例如 sys.exit/os._exit 或内存不足）"
 

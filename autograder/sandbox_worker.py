@@ -185,7 +185,8 @@ def from_json(x):
 # by identity (id → name), taken before any student code runs: no __eq__/__hash__/__name__ of a
 # student's class (or metaclass) is ever consulted
 _BUILTIN_EXCEPTIONS = {
-    id(v): k for k, v in vars(builtins).items()
+    id(v): k
+    for k, v in vars(builtins).items()
     if isinstance(v, type) and issubclass(v, BaseException) and v.__name__ == k  # no aliases (IOError)
 }
 
@@ -207,7 +208,11 @@ def describe_exception(exc: BaseException) -> dict:
         name = type.__getattribute__(type(exc), "__name__")
     except Exception:
         name = "<exception>"
-    return {"type": str.__str__(name) if isinstance(name, str) else "<exception>", "mro": mro, "message": message}
+    return {
+        "type": str.__str__(name) if isinstance(name, str) else "<exception>",
+        "mro": mro,
+        "message": message,
+    }
 
 
 def resolve(namespace: dict, target: str):
@@ -247,7 +252,11 @@ def run_child(chan: socket.socket, cells: list, limits: dict) -> None:
             answer["value"], answer["types"] = to_plain(result, _Budget())
         except BaseException as exc:  # noqa: BLE001 - any failure is the student's answer
             if isinstance(exc, SystemExit):
-                answer["error"] = {"type": "SystemExit", "mro": ["SystemExit", "BaseException"], "message": str(exc)}
+                answer["error"] = {
+                    "type": "SystemExit",
+                    "mro": ["SystemExit", "BaseException"],
+                    "message": str(exc),
+                }
             else:
                 answer["error"] = describe_exception(exc)
         try:

@@ -22,8 +22,14 @@ NB = "asymmetric_pipeline.ipynb"
 
 
 def nb(tag: str) -> bytes:
-    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
-        {"cell_type": "markdown", "metadata": {}, "source": tag}]}).encode()
+    return json.dumps(
+        {
+            "nbformat": 4,
+            "nbformat_minor": 5,
+            "metadata": {},
+            "cells": [{"cell_type": "markdown", "metadata": {}, "source": tag}],
+        }
+    ).encode()
 
 
 def make_zip(path: Path, entries: list[tuple], compression=zipfile.ZIP_DEFLATED) -> Path:
@@ -44,12 +50,15 @@ def files_under(top: Path) -> list[str]:
 
 
 def test_canvas_layout(tmp_path):
-    z = make_zip(tmp_path / "canvas.zip", [
-        ("zhangsan_12345_67890_asymmetric_pipeline.ipynb", nb("zs")),
-        ("lisi_LATE_23456_78901_asymmetric_pipeline-1.ipynb", nb("ls")),
-        ("wangwu_34567_89012_Copy of asymmetric_pipeline (2).ipynb", nb("ww")),
-        ("zhangsan_12345_67890_notes.txt", b"not a notebook"),
-    ])
+    z = make_zip(
+        tmp_path / "canvas.zip",
+        [
+            ("zhangsan_12345_67890_asymmetric_pipeline.ipynb", nb("zs")),
+            ("lisi_LATE_23456_78901_asymmetric_pipeline-1.ipynb", nb("ls")),
+            ("wangwu_34567_89012_Copy of asymmetric_pipeline (2).ipynb", nb("ww")),
+            ("zhangsan_12345_67890_notes.txt", b"not a notebook"),
+        ],
+    )
     log = collect([z], tmp_path / "dest", A)
     assert files_under(tmp_path / "dest") == [f"lisi/{A}/{NB}", f"wangwu/{A}/{NB}", f"zhangsan/{A}/{NB}"]
     assert (tmp_path / "dest" / "lisi" / A / NB).read_bytes() == nb("ls")
@@ -59,16 +68,25 @@ def test_canvas_layout(tmp_path):
 
 def test_folder_layouts_with_and_without_a_common_top(tmp_path):
     z1 = make_zip(tmp_path / "a.zip", [("s1/whatever.ipynb", nb("s1")), (f"s2/{A}/{NB}", nb("s2"))])
-    z2 = make_zip(tmp_path / "b.zip", [("submissions/s3/x.ipynb", nb("s3")), ("submissions/s4/y.ipynb", nb("s4"))])
+    z2 = make_zip(
+        tmp_path / "b.zip", [("submissions/s3/x.ipynb", nb("s3")), ("submissions/s4/y.ipynb", nb("s4"))]
+    )
     collect([z1, z2], tmp_path / "dest", A)
     assert files_under(tmp_path / "dest") == [f"s{i}/{A}/{NB}" for i in range(1, 5)]
     assert (tmp_path / "dest" / "s3" / A / NB).read_bytes() == nb("s3")
 
 
 def test_later_timestamp_wins_and_is_logged(tmp_path):
-    old = make_zip(tmp_path / "old.zip", [("zhangsan_1_2_asymmetric_pipeline.ipynb", nb("old"), (2024, 5, 1, 9, 0, 0))])
-    new = make_zip(tmp_path / "new.zip", [("zhangsan_1_3_asymmetric_pipeline-1.ipynb", nb("new"), (2024, 5, 2, 9, 0, 0)),
-                                          ("lisi_4_5_asymmetric_pipeline.ipynb", nb("lisi"), (2024, 5, 2, 9, 0, 0))])
+    old = make_zip(
+        tmp_path / "old.zip", [("zhangsan_1_2_asymmetric_pipeline.ipynb", nb("old"), (2024, 5, 1, 9, 0, 0))]
+    )
+    new = make_zip(
+        tmp_path / "new.zip",
+        [
+            ("zhangsan_1_3_asymmetric_pipeline-1.ipynb", nb("new"), (2024, 5, 2, 9, 0, 0)),
+            ("lisi_4_5_asymmetric_pipeline.ipynb", nb("lisi"), (2024, 5, 2, 9, 0, 0)),
+        ],
+    )
     dest = tmp_path / "dest"
     log = collect([new, old], dest, A)  # order on the command line does not matter: time does
     target = dest / "zhangsan" / A / NB
@@ -85,17 +103,31 @@ def test_later_timestamp_wins_and_is_logged(tmp_path):
 
 
 def test_same_student_twice_in_one_zip(tmp_path):
-    z = make_zip(tmp_path / "z.zip", [("s1/a.ipynb", nb("first"), (2024, 1, 1, 0, 0, 0)),
-                                      ("s1/b.ipynb", nb("second"), (2024, 1, 1, 0, 0, 2))])
+    z = make_zip(
+        tmp_path / "z.zip",
+        [
+            ("s1/a.ipynb", nb("first"), (2024, 1, 1, 0, 0, 0)),
+            ("s1/b.ipynb", nb("second"), (2024, 1, 1, 0, 0, 2)),
+        ],
+    )
     log = collect([z], tmp_path / "dest", A)
     assert (tmp_path / "dest" / "s1" / A / NB).read_bytes() == nb("second")
     assert any("CHOSE s1" in line and "b.ipynb" in line.split(" over ")[0] for line in log)
 
 
-@pytest.mark.parametrize("name", [
-    "../evil.ipynb", "../../evil.ipynb", "/tmp/evil.ipynb", "s1/../../evil.ipynb", "C:\\evil.ipynb",
-    "..\\..\\evil.ipynb", "s1\\..\\..\\evil.ipynb", "s1/./../../evil.ipynb",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../evil.ipynb",
+        "../../evil.ipynb",
+        "/tmp/evil.ipynb",
+        "s1/../../evil.ipynb",
+        "C:\\evil.ipynb",
+        "..\\..\\evil.ipynb",
+        "s1\\..\\..\\evil.ipynb",
+        "s1/./../../evil.ipynb",
+    ],
+)
 def test_path_traversal_and_absolute_paths_are_refused(tmp_path, name):
     dest = tmp_path / "deep" / "dest"
     z = make_zip(tmp_path / "t.zip", [(name, nb("evil")), ("good_1_2_asymmetric_pipeline.ipynb", nb("ok"))])
@@ -106,11 +138,14 @@ def test_path_traversal_and_absolute_paths_are_refused(tmp_path, name):
 
 
 def test_symlinks_and_special_files_are_refused(tmp_path):
-    z = make_zip(tmp_path / "s.zip", [
-        ("s1/link.ipynb", b"/etc/passwd", (2024, 1, 1, 0, 0, 0), stat.S_IFLNK | 0o777),
-        ("s2/fifo.ipynb", b"", (2024, 1, 1, 0, 0, 0), stat.S_IFIFO | 0o644),
-        ("s3/ok.ipynb", nb("ok"), (2024, 1, 1, 0, 0, 0), stat.S_IFREG | 0o644),
-    ])
+    z = make_zip(
+        tmp_path / "s.zip",
+        [
+            ("s1/link.ipynb", b"/etc/passwd", (2024, 1, 1, 0, 0, 0), stat.S_IFLNK | 0o777),
+            ("s2/fifo.ipynb", b"", (2024, 1, 1, 0, 0, 0), stat.S_IFIFO | 0o644),
+            ("s3/ok.ipynb", nb("ok"), (2024, 1, 1, 0, 0, 0), stat.S_IFREG | 0o644),
+        ],
+    )
     log = collect([z], tmp_path / "dest", A)
     assert files_under(tmp_path / "dest") == [f"s3/{A}/{NB}"]
     assert any("symbolic link" in line for line in log) and any("not a regular file" in line for line in log)
@@ -139,8 +174,10 @@ def test_size_caps_do_not_trust_the_header(tmp_path, monkeypatch):
     monkeypatch.setattr(collect_mod, "MAX_TOTAL_BYTES", 6000)
     monkeypatch.setattr(collect_mod, "MAX_RATIO", 10**9)
     big = os.urandom(5000)
-    z = make_zip(tmp_path / "z.zip", [("s1/x.ipynb", big), ("s2/x.ipynb", os.urandom(3000)),
-                                      ("s3/x.ipynb", os.urandom(3500))])
+    z = make_zip(
+        tmp_path / "z.zip",
+        [("s1/x.ipynb", big), ("s2/x.ipynb", os.urandom(3000)), ("s3/x.ipynb", os.urandom(3500))],
+    )
     # a header that lies either way never yields more than the cap: claiming more than the cap is
     # refused by our reader, claiming less is cut short (and fails its CRC) by zipfile itself
     with zipfile.ZipFile(z) as zf:
@@ -173,8 +210,15 @@ def test_too_many_entries_and_nested_zips_and_garbage(tmp_path, monkeypatch):
 
 
 def test_unsafe_ids_and_unknown_layouts_are_refused(tmp_path):
-    z = make_zip(tmp_path / "z.zip", [("notes_without_ids.ipynb", nb("a")), ("a/b/c/d.ipynb", nb("b")),
-                                      ("-rf/x.ipynb", nb("c")), ("ok/x.ipynb", nb("d"))])
+    z = make_zip(
+        tmp_path / "z.zip",
+        [
+            ("notes_without_ids.ipynb", nb("a")),
+            ("a/b/c/d.ipynb", nb("b")),
+            ("-rf/x.ipynb", nb("c")),
+            ("ok/x.ipynb", nb("d")),
+        ],
+    )
     log = collect([z], tmp_path / "dest", A)
     assert files_under(tmp_path / "dest") == [f"ok/{A}/{NB}"]
     assert sum(line.startswith("SKIP") for line in log) == 3
@@ -184,8 +228,23 @@ def test_unsafe_ids_and_unknown_layouts_are_refused(tmp_path):
 
 def test_cli(tmp_path):
     z = make_zip(tmp_path / "canvas.zip", [("zhangsan_1_2_asymmetric_pipeline.ipynb", nb("zs"))])
-    run = subprocess.run([sys.executable, "-m", "autograder", "collect", str(z), "--dest", str(tmp_path / "d"),
-                          "--assignment", A], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "collect",
+            str(z),
+            "--dest",
+            str(tmp_path / "d"),
+            "--assignment",
+            A,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     assert "OK    zhangsan" in run.stdout
     assert (tmp_path / "d" / "zhangsan" / A / NB).read_bytes() == nb("zs")

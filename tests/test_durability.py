@@ -27,8 +27,10 @@ A = "16-asymmetric-pipeline"
 RELEASE = ROOT / "lessons" / A / "asymmetric_pipeline.ipynb"
 MISTAKES = ROOT / "autograder" / A / "mistakes"
 REFERENCE = (MISTAKES / "reference.py").read_text(encoding="utf-8") if MISTAKES.is_dir() else ""
-SLOW = "\n_Ref = AsymmetricPipelineScheduler\n\n\nclass AsymmetricPipelineScheduler(_Ref):\n" \
-       "    def simulate_1f1b_execution(self, *args):\n        while True:\n            pass\n"
+SLOW = (
+    "\n_Ref = AsymmetricPipelineScheduler\n\n\nclass AsymmetricPipelineScheduler(_Ref):\n"
+    "    def simulate_1f1b_execution(self, *args):\n        while True:\n            pass\n"
+)
 
 pytestmark = pytest.mark.skipif(not RELEASE.is_file(), reason="release notebook missing (make release)")
 
@@ -42,7 +44,10 @@ def build_class(subs: Path, out: Path) -> dict[str, dict]:
         codes[f"s-{path.stem.replace('_', '-')}"] = path.read_text(encoding="utf-8")
     for i in range(3):
         codes[f"s9{i}-slow"] = "# expect: simulator=0 solver=2\n" + REFERENCE + SLOW
-    codes["s50-writes-gradebook"] = "# expect: simulator=2 solver=2\n" + REFERENCE + f"""
+    codes["s50-writes-gradebook"] = (
+        "# expect: simulator=2 solver=2\n"
+        + REFERENCE
+        + f"""
 import sqlite3
 for target in ({str(out / "gradebook.db")!r}, {str(out / "grades.csv")!r}):
     try:
@@ -53,6 +58,7 @@ for target in ({str(out / "gradebook.db")!r}, {str(out / "grades.csv")!r}):
     except Exception:
         pass
 """
+    )
     expected = {}
     for student, code in codes.items():
         path = subs / student / A / "asymmetric_pipeline.ipynb"
@@ -63,8 +69,11 @@ for target in ({str(out / "gradebook.db")!r}, {str(out / "grades.csv")!r}):
 
 
 def digest(top: Path) -> dict[str, str]:
-    return {str(p.relative_to(top)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(top.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(top)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(top.rglob("*"))
+        if p.is_file()
+    }
 
 
 def grade_cmd(subs: Path, out: Path) -> list[str]:
@@ -82,22 +91,35 @@ def gradebook_state(db_path: Path) -> dict:
     db = sqlite3.connect(db_path)
     try:
         tables = sorted(r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
-        grades = sorted(db.execute(
-            "SELECT submitted_assignment.student_id, base_cell.name, grade.auto_score, grade.manual_score, "
-            "grade.needs_manual_grade FROM grade JOIN base_cell ON grade.cell_id = base_cell.id "
-            "JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id "
-            "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id").fetchall())
-        comments = sorted(db.execute(
-            "SELECT submitted_assignment.student_id, base_cell.name, comment.auto_comment, comment.manual_comment "
-            "FROM comment JOIN base_cell ON comment.cell_id = base_cell.id "
-            "JOIN submitted_notebook ON comment.notebook_id = submitted_notebook.id "
-            "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id").fetchall())
-        submissions = sorted(db.execute("SELECT student_id, COUNT(*) FROM submitted_assignment GROUP BY student_id"))
+        grades = sorted(
+            db.execute(
+                "SELECT submitted_assignment.student_id, base_cell.name, grade.auto_score, grade.manual_score, "
+                "grade.needs_manual_grade FROM grade JOIN base_cell ON grade.cell_id = base_cell.id "
+                "JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id "
+                "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id"
+            ).fetchall()
+        )
+        comments = sorted(
+            db.execute(
+                "SELECT submitted_assignment.student_id, base_cell.name, comment.auto_comment, comment.manual_comment "
+                "FROM comment JOIN base_cell ON comment.cell_id = base_cell.id "
+                "JOIN submitted_notebook ON comment.notebook_id = submitted_notebook.id "
+                "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id"
+            ).fetchall()
+        )
+        submissions = sorted(
+            db.execute("SELECT student_id, COUNT(*) FROM submitted_assignment GROUP BY student_id")
+        )
         students = sorted(r[0] for r in db.execute("SELECT id FROM student"))
     finally:
         db.close()
-    return {"tables": tables, "grades": grades, "comments": comments, "submissions": submissions,
-            "students": students}
+    return {
+        "tables": tables,
+        "grades": grades,
+        "comments": comments,
+        "submissions": submissions,
+        "students": students,
+    }
 
 
 def csv_rows(out: Path) -> list[dict]:
@@ -128,20 +150,31 @@ def test_kill_9_mid_batch_then_rerun_equals_a_clean_run(tmp_path):
     n = len(expected)
     assert n >= 12
     before = digest(subs)
-    stage_tmp = Path(tempfile.mkdtemp(prefix="durability-"))  # reachable by the sandbox's uid, unlike tmp_path
+    stage_tmp = Path(
+        tempfile.mkdtemp(prefix="durability-")
+    )  # reachable by the sandbox's uid, unlike tmp_path
     stage_tmp.chmod(0o755)
 
     # 1. start grading, SIGKILL the grade command when about half the results are committed
-    proc = subprocess.Popen(grade_cmd(subs, killed_out) + ["--quiet"], cwd=ROOT, env=env(stage_tmp),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        grade_cmd(subs, killed_out) + ["--quiet"],
+        cwd=ROOT,
+        env=env(stage_tmp),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 240
     done = 0
     while time.monotonic() < deadline and proc.poll() is None:
-        done = len(list((killed_out / "results").glob("*/*.json"))) if (killed_out / "results").is_dir() else 0
+        done = (
+            len(list((killed_out / "results").glob("*/*.json"))) if (killed_out / "results").is_dir() else 0
+        )
         if done >= n // 2:
             break
         time.sleep(0.02)
-    assert proc.poll() is None, "the batch finished before it could be killed: " + proc.stderr.read().decode()[-2000:]
+    assert proc.poll() is None, (
+        "the batch finished before it could be killed: " + proc.stderr.read().decode()[-2000:]
+    )
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     proc.stderr.close()
@@ -151,11 +184,18 @@ def test_kill_9_mid_batch_then_rerun_equals_a_clean_run(tmp_path):
     assert sandbox_processes(stage_tmp) == [], "a sandbox outlived the killed grader"
 
     # 2. re-run into the same directory; 3. a clean single run elsewhere (with the CLI's own output)
-    rerun = subprocess.run(grade_cmd(subs, killed_out) + ["--quiet"], cwd=ROOT, env=env(stage_tmp), capture_output=True,
-                           text=True, timeout=600)
+    rerun = subprocess.run(
+        grade_cmd(subs, killed_out) + ["--quiet"],
+        cwd=ROOT,
+        env=env(stage_tmp),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    clean = subprocess.run(grade_cmd(subs, clean_out), cwd=ROOT, env=env(stage_tmp), capture_output=True, text=True,
-                           timeout=600)
+    clean = subprocess.run(
+        grade_cmd(subs, clean_out), cwd=ROOT, env=env(stage_tmp), capture_output=True, text=True, timeout=600
+    )
     assert clean.returncode == 0, clean.stderr[-3000:]
     assert f"isolation: {isolation_text}" in clean.stderr
 
@@ -167,7 +207,10 @@ def test_kill_9_mid_batch_then_rerun_equals_a_clean_run(tmp_path):
     assert "pwned" not in state["tables"]
     rows = {r["student_id"]: r for r in csv_rows(clean_out)}
     assert set(rows) == set(expected)
-    for student, scores in expected.items():  # (the mistakes' own scores are test_lesson16_grading's business)
+    for (
+        student,
+        scores,
+    ) in expected.items():  # (the mistakes' own scores are test_lesson16_grading's business)
         if not student.startswith(("s00", "s5", "s9")):
             continue
         for item, score in scores.items():

@@ -31,7 +31,12 @@ HOSTILE = Path(__file__).resolve().parent / "hostile"
 ASSIGNMENT = "16-asymmetric-pipeline"
 RELEASE = ROOT / "lessons" / ASSIGNMENT / "asymmetric_pipeline.ipynb"
 REFERENCE = ROOT / "autograder" / ASSIGNMENT / "mistakes" / "reference.py"
-TEST_LIMITS = {"call_timeout": 1.0, "load_timeout": 3.0, "submission_timeout": 40, "address_space_bytes": 512 << 20}
+TEST_LIMITS = {
+    "call_timeout": 1.0,
+    "load_timeout": 3.0,
+    "submission_timeout": 40,
+    "address_space_bytes": 512 << 20,
+}
 
 
 def _bwrap_or_skip() -> str:
@@ -93,8 +98,11 @@ class Listener:
 
 
 def tree_digest(top: Path) -> dict[str, str]:
-    return {str(p.relative_to(top)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(top.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(top)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(top.rglob("*"))
+        if p.is_file()
+    }
 
 
 def processes_with(marker: str) -> list[str]:
@@ -120,8 +128,13 @@ def batch(tmp_path_factory):
     subs, out = tmp / "submitted", tmp / "out"
     listener = Listener()
     marker = f"98{uuid.uuid4().int % 10**7:07d}"  # `sleep <marker>`: a number sleep accepts, unique per run
-    values = {"OUT": str(out), "SUBS": str(subs), "PORT": str(listener.port), "MARKER": marker,
-              "ABSTRACT": listener.abstract}
+    values = {
+        "OUT": str(out),
+        "SUBS": str(subs),
+        "PORT": str(listener.port),
+        "MARKER": marker,
+        "ABSTRACT": listener.abstract,
+    }
     release = json.loads(RELEASE.read_text(encoding="utf-8"))
     expected = {}
     for student, path in snippets().items():
@@ -144,9 +157,18 @@ def batch(tmp_path_factory):
     time.sleep(0.3)  # let the kernel finish tearing the PID namespaces down
     leftovers = processes_with(marker)
     listener.close()
-    return {"results": {r.student_id: r for r in results}, "expected": expected, "before": before,
-            "after": tree_digest(subs), "subs": subs, "out": out, "leftovers": leftovers,
-            "hits": listener.hits, "elapsed": elapsed, "isolation": isolation_text}
+    return {
+        "results": {r.student_id: r for r in results},
+        "expected": expected,
+        "before": before,
+        "after": tree_digest(subs),
+        "subs": subs,
+        "out": out,
+        "leftovers": leftovers,
+        "hits": listener.hits,
+        "elapsed": elapsed,
+        "isolation": isolation_text,
+    }
 
 
 def test_at_least_thirty_hostile_submissions():
@@ -160,9 +182,12 @@ def test_at_least_thirty_hostile_submissions():
 def test_exact_score(batch, student):
     res = batch["results"][student]
     got = {it.id: it.score for it in res.items if it.kind == "code"}
-    assert got == batch["expected"][student], (student, res.status, res.messages[-3:],
-                                               [(t.name, t.message) for it in res.items for t in it.tests
-                                                if not t.passed][:6])
+    assert got == batch["expected"][student], (
+        student,
+        res.status,
+        res.messages[-3:],
+        [(t.name, t.message) for it in res.items for t in it.tests if not t.passed][:6],
+    )
 
 
 def test_batch_completed_every_student(batch):
@@ -210,7 +235,9 @@ def test_every_report_names_the_isolation(batch):
         assert res.isolation == batch["isolation"] and "bubblewrap" in res.isolation
         page = (batch["out"] / "feedback" / student / f"{ASSIGNMENT}.html").read_text(encoding="utf-8")
         assert "bubblewrap" in page, student
-        saved = json.loads((batch["out"] / "results" / student / f"{ASSIGNMENT}.json").read_text(encoding="utf-8"))
+        saved = json.loads(
+            (batch["out"] / "results" / student / f"{ASSIGNMENT}.json").read_text(encoding="utf-8")
+        )
         assert "bubblewrap" in saved["isolation"], student
 
 
@@ -232,7 +259,11 @@ def test_fallback_without_bwrap_is_reported_and_still_contains_processes(tmp_pat
     marker = f"97{uuid.uuid4().int % 10**7:07d}"
     release = json.loads(RELEASE.read_text(encoding="utf-8"))
     subs = tmp_path / "submitted"
-    cases = {"honest": "a07h_honest_reference", "daemon": "a27_double_fork_sleeper", "stderr": "a26_honest_prints_to_stderr"}
+    cases = {
+        "honest": "a07h_honest_reference",
+        "daemon": "a27_double_fork_sleeper",
+        "stderr": "a26_honest_prints_to_stderr",
+    }
     for student, stem in cases.items():
         dest = subs / student / ASSIGNMENT / "asymmetric_pipeline.ipynb"
         dest.parent.mkdir(parents=True)
@@ -252,5 +283,7 @@ def test_fallback_without_bwrap_is_reported_and_still_contains_processes(tmp_pat
     for res in results:
         assert {it.id: it.score for it in res.items if it.kind == "code"} == {"simulator": 2.0, "solver": 2.0}
         assert res.isolation.startswith("fallback") and "NOT a sandbox" in res.isolation
-        page = (tmp_path / "out" / "feedback" / res.student_id / f"{ASSIGNMENT}.html").read_text(encoding="utf-8")
+        page = (tmp_path / "out" / "feedback" / res.student_id / f"{ASSIGNMENT}.html").read_text(
+            encoding="utf-8"
+        )
         assert "NOT a sandbox" in page

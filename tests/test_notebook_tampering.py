@@ -87,9 +87,15 @@ def test_edited_locked_check_cell(tmp_path, release, source):
     assert "all checks passed" not in executed(ex)
 
 
-@pytest.mark.parametrize("change", [
-    {"locked": False}, {"solution": True, "grade": False}, {"points": 100}, {"points": "lots"},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"locked": False},
+        {"solution": True, "grade": False},
+        {"points": 100},
+        {"points": "lots"},
+    ],
+)
 def test_changed_nbgrader_metadata(tmp_path, release, source, change):
     nb = with_code(release, REFERENCE)
     cell = nb["cells"][index_of(nb, "solver")]
@@ -118,7 +124,11 @@ def test_deleted_cells(tmp_path, release, source):
     nb["cells"] = [c for c in nb["cells"] if gid(c) not in ("exercise", "q2", "solver")]
     ex = run(tmp_path, nb, source)
     text = "\n".join(ex.problems)
-    for what in ("exercise cell 'exercise' is missing", "answer cell 'q2' is missing", "check cell 'solver' is missing"):
+    for what in (
+        "exercise cell 'exercise' is missing",
+        "answer cell 'q2' is missing",
+        "check cell 'solver' is missing",
+    ):
         assert what in text
     assert ex.answers["q2"] == "" and "class AsymmetricPipelineScheduler" not in executed(ex)
 
@@ -139,9 +149,15 @@ def test_duplicated_cells(tmp_path, release, source):
     nb["cells"].append(check)
     ex = run(tmp_path, nb, source)
     text = "\n".join(ex.problems)
-    assert "'exercise' appears 2 times" in text and "'q1' appears 2 times" in text and "'simulator' appears 2" in text
+    assert (
+        "'exercise' appears 2 times" in text
+        and "'q1' appears 2 times" in text
+        and "'simulator' appears 2" in text
+    )
     runs = executed(ex)
-    assert runs.index("class AsymmetricPipelineScheduler:\n    pass") < runs.index("def simulate_1f1b_execution")
+    assert runs.index("class AsymmetricPipelineScheduler:\n    pass") < runs.index(
+        "def simulate_1f1b_execution"
+    )
     assert "forged" not in runs
     assert "first part." in ex.answers["q1"] and "second part." in ex.answers["q1"]
 
@@ -156,16 +172,19 @@ def test_reordered_cells(tmp_path, release, source):
     assert "class AsymmetricPipelineScheduler" in executed(ex)
 
 
-@pytest.mark.parametrize("damage, expect", [
-    (lambda t: t[: len(t) // 2], "truncated"),
-    (lambda t: t[:-3], "truncated"),
-    (lambda t: t.replace('"cells": [', '"cells": [,', 1), "malformed JSON at line"),
-    (lambda t: "", "empty"),
-    (lambda t: "[1, 2, 3]", "top level is not a JSON object"),
-    (lambda t: '{"nbformat": 4, "cells": 7}', "no list of cells"),
-    (lambda t: '{"nbformat": 5, "cells": []}', "unsupported nbformat"),
-    (lambda t: "[" * 100_000, "not a notebook"),
-])
+@pytest.mark.parametrize(
+    "damage, expect",
+    [
+        (lambda t: t[: len(t) // 2], "truncated"),
+        (lambda t: t[:-3], "truncated"),
+        (lambda t: t.replace('"cells": [', '"cells": [,', 1), "malformed JSON at line"),
+        (lambda t: "", "empty"),
+        (lambda t: "[1, 2, 3]", "top level is not a JSON object"),
+        (lambda t: '{"nbformat": 4, "cells": 7}', "no list of cells"),
+        (lambda t: '{"nbformat": 5, "cells": []}', "unsupported nbformat"),
+        (lambda t: "[" * 100_000, "not a notebook"),
+    ],
+)
 def test_broken_json_is_unreadable_with_a_clear_message(tmp_path, release, source, damage, expect):
     text = json.dumps(with_code(release, REFERENCE), indent=1)
     with pytest.raises(UnreadableNotebook) as err:
@@ -209,8 +228,16 @@ def test_huge_notebooks(tmp_path, release, source, monkeypatch):
 
 def test_huge_cell_is_skipped_and_noted(tmp_path, release, source):
     nb = with_code(release, REFERENCE)
-    nb["cells"].insert(index_of(nb, "exercise") + 1, {"cell_type": "code", "metadata": {}, "outputs": [],
-                                                      "execution_count": None, "source": "x = 1\n" * 50_000})
+    nb["cells"].insert(
+        index_of(nb, "exercise") + 1,
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": "x = 1\n" * 50_000,
+        },
+    )
     ex = run(tmp_path, nb, source)
     assert any("characters and was skipped" in p for p in ex.problems)
     assert "class AsymmetricPipelineScheduler" in executed(ex)
@@ -227,7 +254,9 @@ def test_nbformat3_is_converted(tmp_path, release, source):
 def test_ipython_magics_are_not_run(tmp_path, release, source):
     code = "%load_ext autoreload\n!rm -rf /\n" + REFERENCE + "\n%%time\n"
     ex = run(tmp_path, with_code(release, code), source)
-    assert "!rm" not in "\n".join(line for line in executed(ex).splitlines() if not line.lstrip().startswith("pass"))
+    assert "!rm" not in "\n".join(
+        line for line in executed(ex).splitlines() if not line.lstrip().startswith("pass")
+    )
     assert any("IPython magic/shell line(s) were not run" in p for p in ex.problems)
 
 
@@ -239,29 +268,47 @@ def test_tampered_and_broken_notebooks_in_a_batch(tmp_path, release):
     cases: dict[str, tuple[object, str, dict]] = {}
     nb = copy.deepcopy(good)
     nb["cells"][index_of(nb, "simulator")]["source"] = "pass"
-    cases["edited-check"] = (nb, "tampered: locked cell 'simulator' was edited", {"simulator": 2, "solver": 2})
+    cases["edited-check"] = (
+        nb,
+        "tampered: locked cell 'simulator' was edited",
+        {"simulator": 2, "solver": 2},
+    )
     nb = copy.deepcopy(good)
     nb["cells"] = [c for c in nb["cells"] if gid(c) != "solver"][::-1]
-    cases["deleted-and-reversed"] = (nb, "tampered: check cell 'solver' is missing", {"simulator": 2, "solver": 2})
+    cases["deleted-and-reversed"] = (
+        nb,
+        "tampered: check cell 'solver' is missing",
+        {"simulator": 2, "solver": 2},
+    )
     nb = with_code(release, STUB)
     i = index_of(nb, "exercise")
     dup = copy.deepcopy(nb["cells"][i])
     dup["source"] = REFERENCE
     nb["cells"].insert(i + 1, dup)
-    cases["duplicated-exercise"] = (nb, "tampered: cell 'exercise' appears 2 times", {"simulator": 2, "solver": 2})
+    cases["duplicated-exercise"] = (
+        nb,
+        "tampered: cell 'exercise' appears 2 times",
+        {"simulator": 2, "solver": 2},
+    )
     raw = json.dumps(good, ensure_ascii=False).encode().replace(b"YOUR ANSWER HERE", b"r\xe9ponse", 1)
     cases["latin1-bytes"] = (raw, "ok", {"simulator": 2, "solver": 2})
     cases["nbformat3"] = (to_v3(good), "ok", {"simulator": 2, "solver": 2})
     text = json.dumps(good)
-    cases["truncated"] = (text[: len(text) // 3].encode(), "unreadable: not a valid notebook (the file ends early",
-                          {"simulator": 0, "solver": 0})
+    cases["truncated"] = (
+        text[: len(text) // 3].encode(),
+        "unreadable: not a valid notebook (the file ends early",
+        {"simulator": 0, "solver": 0},
+    )
     subs = tmp_path / "submitted"
     for student, (content, _, _) in cases.items():
         path = subs / student / A / "asymmetric_pipeline.ipynb"
         path.parent.mkdir(parents=True)
         path.write_bytes(content if isinstance(content, bytes) else json.dumps(content).encode())
     results = {r.student_id: r for r in grade_class(subs, tmp_path / "out", jobs=2, quiet=True)}
-    rows = {row["student_id"]: row for row in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
+    rows = {
+        row["student_id"]: row
+        for row in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))
+    }
     assert set(rows) == set(cases)
     for student, (_, status, scores) in cases.items():
         res = results[student]

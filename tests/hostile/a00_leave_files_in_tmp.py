@@ -5,8 +5,14 @@
 # z99_read_files_left_in_tmp.py looks for them. Its own grade is unaffected.
 import os
 
-for path in ("/tmp/leak.txt", "/tmp/work/leak.txt", "leak.txt", os.path.expanduser("~/leak.txt"),
-             "/dev/shm/leak.txt", "/tmp/work/sub-2/leak.txt"):
+for path in (
+    "/tmp/leak.txt",
+    "/tmp/work/leak.txt",
+    "leak.txt",
+    os.path.expanduser("~/leak.txt"),
+    "/dev/shm/leak.txt",
+    "/tmp/work/sub-2/leak.txt",
+):
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w") as fh:

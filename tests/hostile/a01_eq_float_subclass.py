@@ -46,5 +46,7 @@ class AsymmetricPipelineScheduler:
     def simulate_1f1b_execution(self, stage_latencies, num_microbatches):
         return Liar(-1.0), Liar(-1.0)
 
-    def solve_optimal_layer_partition(self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages):
+    def solve_optimal_layer_partition(
+        self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages
+    ):
         return LiarList()

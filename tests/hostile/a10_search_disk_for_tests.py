@@ -7,16 +7,49 @@
 import os
 
 FOUND = []
-NAMES = {"rubric.yaml", "gradebook.db", "test_simulator.py", "test_solver.py", "solutions", "autograder",
-         "pipelab", "asymmetric_pipeline.ipynb", "grades.csv", "reference.py", "nbgrader_config.py"}
-SKIP = {"/proc", "/sys", "/dev", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/root/.pyenv", "/work/main/.venv"}
+NAMES = {
+    "rubric.yaml",
+    "gradebook.db",
+    "test_simulator.py",
+    "test_solver.py",
+    "solutions",
+    "autograder",
+    "pipelab",
+    "asymmetric_pipeline.ipynb",
+    "grades.csv",
+    "reference.py",
+    "nbgrader_config.py",
+}
+SKIP = {
+    "/proc",
+    "/sys",
+    "/dev",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/root/.pyenv",
+    "/work/main/.venv",
+}
 for root, dirs, files in os.walk("/"):
     if root in SKIP:
         dirs[:] = []
         continue
     FOUND += [os.path.join(root, f) for f in files + dirs if f in NAMES]
-for path in ("{{OUT}}", "{{SUBS}}", "/work/main/autograder", "/work/main/solutions", "/work/main/lessons",
-             "/work/main/pipelab", "/root", "/home", "/work/shared", os.path.expanduser("~instructor")):
+for path in (
+    "{{OUT}}",
+    "{{SUBS}}",
+    "/work/main/autograder",
+    "/work/main/solutions",
+    "/work/main/lessons",
+    "/work/main/pipelab",
+    "/root",
+    "/home",
+    "/work/shared",
+    os.path.expanduser("~instructor"),
+):
     try:
         if os.listdir(path) and path not in ("/root",):
             FOUND.append(path)

@@ -8,15 +8,23 @@ import glob
 import os
 
 WROTE = []
-targets = ["{{OUT}}/gradebook.db", "{{OUT}}/grades.csv", "{{OUT}}/results", "{{OUT}}/feedback",
-           "{{SUBS}}/a01_eq_float_subclass/16-asymmetric-pipeline/asymmetric_pipeline.ipynb",
-           "{{SUBS}}/honest_reference_1/16-asymmetric-pipeline/asymmetric_pipeline.ipynb",
-           "/work/main/autograder/16-asymmetric-pipeline/rubric.yaml",
-           "/work/main/autograder/16-asymmetric-pipeline/test_simulator.py",
-           "/work/main/pipelab/__init__.py", "/work/main/solutions/16-asymmetric-pipeline/x.ipynb"]
+targets = [
+    "{{OUT}}/gradebook.db",
+    "{{OUT}}/grades.csv",
+    "{{OUT}}/results",
+    "{{OUT}}/feedback",
+    "{{SUBS}}/a01_eq_float_subclass/16-asymmetric-pipeline/asymmetric_pipeline.ipynb",
+    "{{SUBS}}/honest_reference_1/16-asymmetric-pipeline/asymmetric_pipeline.ipynb",
+    "/work/main/autograder/16-asymmetric-pipeline/rubric.yaml",
+    "/work/main/autograder/16-asymmetric-pipeline/test_simulator.py",
+    "/work/main/pipelab/__init__.py",
+    "/work/main/solutions/16-asymmetric-pipeline/x.ipynb",
+]
 targets += glob.glob("{{OUT}}/**/*", recursive=True) + glob.glob("{{SUBS}}/**/*.ipynb", recursive=True)
 for path in targets:
-    if os.path.exists(path):  # seeing the real file is already a leak (the batch's paths are not in the sandbox)
+    if os.path.exists(
+        path
+    ):  # seeing the real file is already a leak (the batch's paths are not in the sandbox)
         WROTE.append(path)
     try:
         with open(path, "a") as fh:

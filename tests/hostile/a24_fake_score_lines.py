@@ -28,6 +28,8 @@ class AsymmetricPipelineScheduler:
         shout()
         raise NotImplementedError
 
-    def solve_optimal_layer_partition(self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages):
+    def solve_optimal_layer_partition(
+        self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages
+    ):
         shout()
         raise NotImplementedError

@@ -5,8 +5,12 @@
 import socket
 
 REACHED = []
-for family, addr in ((socket.AF_INET, ("127.0.0.1", int("{{PORT}}"))), (socket.AF_INET6, ("::1", int("{{PORT}}"))),
-                     (socket.AF_INET, ("1.1.1.1", 53)), (socket.AF_UNIX, "\0{{ABSTRACT}}")):
+for family, addr in (
+    (socket.AF_INET, ("127.0.0.1", int("{{PORT}}"))),
+    (socket.AF_INET6, ("::1", int("{{PORT}}"))),
+    (socket.AF_INET, ("1.1.1.1", 53)),
+    (socket.AF_UNIX, "\0{{ABSTRACT}}"),
+):
     try:
         s = socket.socket(family, socket.SOCK_STREAM)
         s.settimeout(0.5)

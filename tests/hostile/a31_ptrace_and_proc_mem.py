@@ -9,7 +9,11 @@ import stat
 
 GOT = []
 ppid = os.getppid()
-for path, mode in ((f"/proc/{ppid}/mem", "r+b"), (f"/proc/{ppid}/environ", "rb"), (f"/proc/{ppid}/maps", "rb")):
+for path, mode in (
+    (f"/proc/{ppid}/mem", "r+b"),
+    (f"/proc/{ppid}/environ", "rb"),
+    (f"/proc/{ppid}/maps", "rb"),
+):
     try:
         with open(path, mode) as fh:
             if fh.read(1):

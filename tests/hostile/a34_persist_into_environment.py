@@ -8,8 +8,17 @@ import site
 import sys
 
 PLANTED = []
-dirs = set(site.getsitepackages() + [site.getusersitepackages(), sys.prefix, sys.base_prefix, "/etc",
-                                     os.path.expanduser("~"), "/usr/lib/python3/dist-packages"])
+dirs = set(
+    site.getsitepackages()
+    + [
+        site.getusersitepackages(),
+        sys.prefix,
+        sys.base_prefix,
+        "/etc",
+        os.path.expanduser("~"),
+        "/usr/lib/python3/dist-packages",
+    ]
+)
 for d in dirs:
     for name in ("sitecustomize.py", "zz_evil.pth", "numpy.py", ".bashrc"):
         try:

@@ -1,0 +1,481 @@
+"""Fixtures for the browser tests: a real JupyterLab / formgrader driven by Debian's Chromium via Playwright.
+
+* ``chromium_path``: Chromium's executable (``$CHROMIUM``, else ``chromium`` on PATH, else
+  ``/usr/bin/chromium``); every browser test is skipped, saying so, only when none is installed.
+* ``browser``: one headless Chromium for the session, launched from that executable (Playwright downloads
+  nothing) with a fresh temporary profile (``--user-data-dir`` is Playwright's own temporary directory,
+  deleted on close).
+* ``page``: a fresh browser context + page per test; a test that fails leaves ``FAILED.png`` next to its
+  other screenshots.
+* ``artifacts``: the test's output folder for screenshots,
+  ``build/test-artifacts/browser/<test name>/`` (``$BROWSER_ARTIFACTS`` overrides the root); emptied at
+  the start of the test so a run leaves only its own pictures.
+* ``lab``: a JupyterLab server (loopback, free port, random token) on a temporary COPY of ``lessons/``;
+  the repository's lessons are never touched. Its config, settings, workspaces, runtime and IPython
+  directories are temporary too, so nothing of the user's or of concurrent sessions leaks in.
+* ``notebook_ui``: opens a notebook in ``page`` and returns a :class:`NotebookUI` (run cells through the
+  menus, type into a cell's editor, read outputs, take screenshots).
+
+Every server is started in its own process group and stopped in a ``finally`` (SIGTERM, then SIGKILL),
+together with the kernels it started, also when the test fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from autograder.formgrader import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+LESSONS = REPO / "lessons"
+ARTIFACTS_ROOT = Path(os.environ.get("BROWSER_ARTIFACTS") or REPO / "build" / "test-artifacts" / "browser")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1400, "height": 1000}
+# JupyterLab user settings for the test server: no "get Jupyter news?" / update toasts over the page.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+}
+
+
+# --------------------------------------------------------------------------------------------- browser
+
+
+def find_chromium() -> str | None:
+    for candidate in (os.environ.get("CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium"):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = find_chromium()
+    if path is None:
+        pytest.skip(
+            "browser tests skipped: no Chromium installed (apt-get install chromium, or set $CHROMIUM "
+            "to its executable)"
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+    finally:
+        pw.stop()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.stash[_FAILED] = report.failed
+    return report
+
+
+_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.fixture()
+def artifacts(request) -> Path:
+    folder = ARTIFACTS_ROOT / re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture()
+def page(browser, artifacts, request):
+    context = browser.new_context(viewport=VIEWPORT, locale="zh-CN")
+    context.set_default_timeout(30_000)
+    pg = context.new_page()
+    try:
+        yield pg
+    finally:
+        if request.node.stash.get(_FAILED, False):
+            try:
+                pg.screenshot(path=str(artifacts / "FAILED.png"))
+            except Exception as exc:  # noqa: BLE001 - a diagnostic must not hide the failure
+                print(f"could not save FAILED.png: {exc}")
+        context.close()
+
+
+# --------------------------------------------------------------------------------------------- servers
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (Jupyter's kernels run in their own sessions, not in its group)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def stop_process_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """SIGTERM the group ``proc`` leads (it was started with ``start_new_session``), SIGKILL if it stays,
+    then SIGKILL any child of it (a kernel) that outlived it. Only processes this fixture started."""
+    kids = _children(proc.pid) if proc.poll() is None else []
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            continue
+    for pid in kids:
+        try:
+            os.killpg(pid, signal.SIGKILL)  # a kernel leads its own session
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def isolated_jupyter_env(home: Path) -> dict[str, str]:
+    """Environment for a Jupyter server: temporary user config/settings/runtime dirs (the venv's
+    ``etc/jupyter`` still enables nbgrader), the venv's bin first on PATH."""
+    dirs = {
+        "JUPYTER_CONFIG_DIR": home / "config",
+        "JUPYTER_RUNTIME_DIR": home / "runtime",
+        "JUPYTERLAB_SETTINGS_DIR": home / "lab-settings",
+        "JUPYTERLAB_WORKSPACES_DIR": home / "lab-workspaces",
+        "IPYTHONDIR": home / "ipython",
+    }
+    for d in dirs.values():
+        d.mkdir(parents=True, exist_ok=True)
+    for rel, value in LAB_SETTINGS.items():
+        path = dirs["JUPYTERLAB_SETTINGS_DIR"] / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value), encoding="utf-8")
+    env = dict(os.environ)  # MPLBACKEND as `make lab` / `make test` set it: notebooks must cope
+    env.update({k: str(v) for k, v in dirs.items()})
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+class LabServer:
+    """``jupyter lab`` on ``root_dir``, 127.0.0.1, a free port, a random token, in its own session."""
+
+    def __init__(self, root_dir: Path, home: Path):
+        self.root_dir, self.home = root_dir, home
+        self.log_path = home / "jupyterlab.log"
+        self.token = os.urandom(24).hex()
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str) -> str:
+        return f"{self.base}/{path.lstrip('/')}?token={self.token}"
+
+    def start(self, timeout: float = 90.0, attempts: int = 3) -> LabServer:
+        env = isolated_jupyter_env(self.home)
+        for attempt in range(attempts):  # a free port may be taken by someone else before we bind it
+            self.port = free_port()
+            cmd = [
+                sys.executable,
+                "-m",
+                "jupyterlab",
+                "--ServerApp.ip=127.0.0.1",
+                f"--ServerApp.port={self.port}",
+                "--ServerApp.port_retries=0",
+                f"--ServerApp.root_dir={self.root_dir}",
+                "--ServerApp.open_browser=False",
+                f"--IdentityProvider.token={self.token}",
+                "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, to read cell models back
+            ]
+            if os.geteuid() == 0:
+                cmd.append("--ServerApp.allow_root=True")
+            with open(self.log_path, "ab") as log:
+                self.proc = subprocess.Popen(
+                    cmd,
+                    cwd=self.root_dir,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            if self._wait_ready(timeout):
+                return self
+            if attempt == attempts - 1 or self.proc.poll() is None:
+                self.stop()
+                raise RuntimeError(f"JupyterLab did not start; log {self.log_path}:\n{self.log_tail()}")
+        raise AssertionError("unreachable")
+
+    def _wait_ready(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                req = urllib.request.Request(
+                    self.base + "/api/status", headers={"Authorization": f"token {self.token}"}
+                )
+                with urllib.request.urlopen(req, timeout=2.0) as resp:
+                    if resp.status == 200:
+                        return True
+            except (OSError, urllib.error.URLError):
+                pass
+            time.sleep(0.2)
+        return False
+
+    def request(self, method: str, path: str) -> tuple[int, object]:
+        req = urllib.request.Request(
+            self.base + path, method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=10.0) as resp:
+                raw = resp.read()
+                return resp.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as e:
+            return e.code, None
+
+    def shutdown_kernels(self) -> None:
+        """Free the CPU for the next test: delete every session (which shuts its kernel down)."""
+        status, sessions = self.request("GET", "/api/sessions")
+        if status == 200 and isinstance(sessions, list):
+            for s in sessions:
+                self.request("DELETE", f"/api/sessions/{s['id']}")
+
+    def log_tail(self, n: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-n:])
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process_group(self.proc)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory, chromium_path):
+    """JupyterLab on a temporary copy of lessons/ (shared by the student-path tests)."""
+    tmp = tmp_path_factory.mktemp("lab")
+    root = tmp / "lessons"
+    shutil.copytree(LESSONS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    server = LabServer(root, tmp / "home")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+    assert server.proc.poll() is not None, "JupyterLab is still running"
+
+
+# --------------------------------------------------------------------------------------------- notebook UI
+
+
+def cell_index(notebook: Path) -> dict[str, int]:
+    """grade_id → index of the cell in the notebook (the order JupyterLab renders them in)."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    out = {}
+    for i, cell in enumerate(nb["cells"]):
+        gid = (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
+        if gid:
+            out[gid] = i
+    return out
+
+
+# True when the notebook's kernel is idle and no cell is queued or running ("[*]").
+_IDLE_JS = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  if (!panel || !panel.sessionContext || !panel.content) return false;
+  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  if (!kernel || kernel.status !== 'idle') return false;
+  return !panel.content.widgets.some(c => c.model.type === 'code' && c.model.executionState === 'running');
+}"""
+
+_FIGURES_JS = """(i) => {
+  const cell = document.querySelector(`.jp-Notebook .jp-Cell[data-windowed-list-index="${i}"]`);
+  if (!cell) return [];
+  return [...cell.querySelectorAll('.jp-OutputArea-output img')].map(img => [img.complete, img.naturalWidth, img.naturalHeight]);
+}"""
+
+
+class NotebookUI:
+    """One notebook open in JupyterLab, driven as a person would: menus, clicks, the keyboard."""
+
+    def __init__(self, page, lab: LabServer, path: str):
+        self.page, self.lab, self.path = page, lab, path
+        self.index = cell_index(lab.root_dir / path)
+
+    # -- opening / waiting
+    def open(self, timeout: float = 90_000) -> NotebookUI:
+        self.page.goto(self.lab.url(f"lab/tree/{self.path}"))
+        self.page.wait_for_function(
+            """(name) => {
+              const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+              return !!(w && w.context && w.context.isReady && w.context.path.endsWith(name)
+                        && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel
+                        && w.sessionContext.session.kernel.status === 'idle');
+            }""",
+            arg=self.path.rsplit("/", 1)[-1],
+            timeout=timeout,
+        )
+        self.page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+        return self
+
+    def wait_idle(self, timeout: float = 90_000) -> None:
+        """Kernel idle and no cell running; checked twice 0.3 s apart (Run All queues cells one by one)."""
+        for _ in range(2):
+            self.page.wait_for_function(_IDLE_JS, timeout=timeout)
+            self.page.wait_for_timeout(300)
+        self.page.wait_for_function(_IDLE_JS, timeout=timeout)
+
+    # -- cells
+    def cell(self, key: str | int):
+        i = self.index[key] if isinstance(key, str) else key
+        return self.page.locator(f'.jp-Notebook .jp-Cell[data-windowed-list-index="{i}"]')
+
+    def scroll_to(self, key: str | int) -> None:
+        cell = self.cell(key)
+        cell.wait_for(state="attached")
+        cell.evaluate("e => e.scrollIntoView({block: 'start'})")
+        self.page.wait_for_timeout(200)
+
+    def select(self, key: str | int) -> None:
+        """Select a cell in command mode by clicking its prompt area (not its editor)."""
+        self.scroll_to(key)
+        self.cell(key).locator(".jp-InputPrompt").click()
+        self.page.keyboard.press("Escape")
+
+    def source(self, key: str | int) -> str:
+        i = self.index[key] if isinstance(key, str) else key
+        return self.page.evaluate(
+            "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource()", i
+        )
+
+    def set_source(self, key: str | int, code: str) -> None:
+        """Replace the cell's code through its CodeMirror editor: click, select all, insert the text
+        (one input event, as a paste would be; typing key by key would trigger auto-indentation)."""
+        self.scroll_to(key)
+        editor = self.cell(key).locator(".cm-content")
+        editor.click()
+        self.page.keyboard.press("ControlOrMeta+a")
+        self.page.keyboard.insert_text(code)
+        self.page.keyboard.press("Escape")  # back to command mode
+        got = self.source(key)
+        assert got == code, f"the editor of cell {key!r} holds something else than what was inserted:\n{got[:500]}"
+
+    def outputs(self, key: str | int) -> str:
+        return self.cell(key).locator(".jp-OutputArea").inner_text()
+
+    def wait_output(self, key: str | int, pattern: str, timeout: float = 90_000) -> str:
+        """Wait until the cell's output matches the regex ``pattern``; returns the output text."""
+        i = self.index[key] if isinstance(key, str) else key
+        try:
+            self.page.wait_for_function(
+                """([i, pattern]) => {
+                  const cell = document.querySelector(`.jp-Notebook .jp-Cell[data-windowed-list-index="${i}"]`);
+                  const out = cell && cell.querySelector('.jp-OutputArea');
+                  return !!out && new RegExp(pattern).test(out.innerText);
+                }""",
+                arg=[i, pattern],
+                timeout=timeout,
+            )
+        except Exception as exc:
+            text = self.outputs(key) if self.cell(key).count() else "<cell not rendered>"
+            raise AssertionError(f"cell {key!r}: no output matching {pattern!r}; it shows:\n{text}") from exc
+        return self.outputs(key)
+
+    def figures(self, key: str | int) -> list[list]:
+        """[complete, naturalWidth, naturalHeight] of each image in the cell's outputs."""
+        i = self.index[key] if isinstance(key, str) else key
+        return self.page.evaluate(_FIGURES_JS, i)
+
+    def wait_figure(self, key: str | int, timeout: float = 30_000) -> list[list]:
+        """Scroll the figure into view and wait until it has decoded with a non-zero size."""
+        self.scroll_to(key)
+        i = self.index[key] if isinstance(key, str) else key
+        try:
+            self.page.wait_for_function(
+                f"(i) => {{ const f = ({_FIGURES_JS})(i); return f.length > 0 && f.every(x => x[0] && x[1] > 0 && x[2] > 0); }}",
+                arg=i,
+                timeout=timeout,
+            )
+        except Exception as exc:
+            raise AssertionError(
+                f"cell {key!r}: no rendered figure; images {self.figures(key)}, output:\n{self.outputs(key)}"
+            ) from exc
+        return self.figures(key)
+
+    # -- menus
+    def menu(self, menu: str, item: str) -> None:
+        """Click ``menu`` in the menu bar, then ``item`` in the menu that opens."""
+        self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{re.escape(menu)}$")).click()
+        entry = self.page.locator(".lm-Menu-content .lm-Menu-item:not(.lm-mod-hidden)").filter(
+            has=self.page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(item)}$"))
+        )
+        entry.click()
+
+    def run_all(self) -> None:
+        self.menu("Run", "Run All Cells")
+
+    def run_from(self, key: str | int) -> None:
+        """Select the cell and Run → Run Selected Cell and All Below."""
+        self.select(key)
+        self.menu("Run", "Run Selected Cell and All Below")
+
+    def screenshot(self, path: Path, key: str | int | None = None) -> Path:
+        if key is not None:
+            self.scroll_to(key)
+        self.page.screenshot(path=str(path))
+        return path
+
+
+@pytest.fixture()
+def notebook_ui(page, lab):
+    opened: list[NotebookUI] = []
+
+    def open_notebook(path: str) -> NotebookUI:
+        ui = NotebookUI(page, lab, path).open()
+        opened.append(ui)
+        return ui
+
+    try:
+        yield open_notebook
+    finally:
+        lab.shutdown_kernels()

@@ -1,0 +1,118 @@
+"""The student's path in a real JupyterLab in headless Chromium: open a lesson's release, Run All, see the
+figures, paste a correct implementation into the exercise cell(s), re-run the visible checks and see ✅,
+then a wrong one and see the friendly ❌ message (期望 … 实际 …), not a bare AssertionError.
+
+Screenshots go to ``build/test-artifacts/browser/<test name>/`` (see ``conftest.py``; ``$BROWSER_ARTIFACTS``
+overrides the root): ``*-timeline.png`` (the lesson with its timeline figure), ``*-success.png``,
+``*-failure.png``, and ``FAILED.png`` when a test fails.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+FRIENDLY_FAILURE = r"AssertionError: ❌ [^\n]*：期望 [^\n]*，实际[^\n]*"
+
+
+def split_functions(code: str) -> dict[str, str]:
+    """A module made of top-level ``def``s → {function name: its source} (comments before the first
+    ``def`` are dropped)."""
+    parts = re.split(r"(?m)^(?=def )", code)
+    return {re.match(r"def (\w+)", p).group(1): p.rstrip() + "\n" for p in parts if p.startswith("def ")}
+
+
+def assert_no_error(text: str, what: str) -> None:
+    assert "Traceback" not in text and "❌" not in text, f"{what} shows an error:\n{text}"
+
+
+def test_lesson16_student_path(notebook_ui, artifacts):
+    """Lesson 16: figures render on Run All; reference → ✅ in both checks; a simulator that ignores the
+    upstream stage → ❌ with expected and actual values in the simulator check."""
+    mistakes = REPO / "autograder" / "16-asymmetric-pipeline" / "mistakes"
+    nb = notebook_ui("16-asymmetric-pipeline/asymmetric_pipeline.ipynb")
+    figure_cells = [k for k in nb.index if k.startswith("fig-")]
+    assert "fig-gantt-main" in figure_cells and len(figure_cells) >= 3
+
+    # 1. Run All on the untouched release: the lesson's figures render, the checks stop at the stub
+    nb.run_all()
+    out = nb.wait_output("simulator", r"NotImplementedError")
+    nb.wait_idle()
+    for key in figure_cells:
+        nb.wait_figure(key)
+    assert "✅" not in out
+    nb.screenshot(artifacts / "lesson16-timeline.png", "fig-gantt-main")
+    assert re.search(r"总时间 T = 280", nb.outputs("fig-gantt-main"))
+
+    # 2. the reference implementation: both visible checks pass
+    nb.set_source("exercise", (mistakes / "reference.py").read_text(encoding="utf-8"))
+    nb.run_from("exercise")
+    sim = nb.wait_output("simulator", r"simulator：可视检查全部通过")
+    sol = nb.wait_output("solver", r"solver：可视检查全部通过")
+    nb.wait_idle()
+    for text, what in ((sim, "simulator check"), (sol, "solver check")):
+        assert_no_error(text, what)
+        assert text.count("✅") >= 3, text
+    assert "✅ [30, 10, 10, 20]、m = 8 的总时间" in sim
+    nb.screenshot(artifacts / "lesson16-success.png", "simulator")
+
+    # 3. a wrong simulator: the friendly message, with what was expected and what came back
+    nb.set_source("exercise", (mistakes / "sim_ignores_upstream.py").read_text(encoding="utf-8"))
+    nb.run_from("exercise")
+    sim = nb.wait_output("simulator", FRIENDLY_FAILURE)
+    nb.wait_idle()
+    assert re.search(r"❌ \[30, 10, 10, 20\]、m = 8 的总时间：期望 280(\.0)?，实际得到 160(\.0)?", sim), sim
+    assert "可视检查全部通过" not in sim
+    nb.screenshot(artifacts / "lesson16-failure.png", "simulator")
+
+
+def test_lesson03_student_path(notebook_ui, artifacts):
+    """Lesson 03: Run All stops at the first visible check (stub); the reference in the four exercise
+    cells → all four checks ✅ and every figure rendered; a wrong ``stage_times`` (max/min) → ❌ with
+    expected and actual values."""
+    mistakes = REPO / "autograder" / "03-load-imbalance" / "mistakes"
+    nb = notebook_ui("03-load-imbalance/load_imbalance.ipynb")
+    exercises = {  # exercise cell → its visible-check cell, in notebook order
+        "ex-stage-times": "stage_times",
+        "ex-partition": "partition",
+        "ex-scheduling": "scheduling",
+        "ex-frontier": "frontier",
+    }
+    assert set(exercises) | set(exercises.values()) <= set(nb.index)
+    figure_cells = [k for k in nb.index if k.startswith("fig-")]
+    assert len(figure_cells) >= 2
+
+    # 1. untouched release: the first check meets the stub
+    nb.run_all()
+    nb.wait_output("stage_times", r"NotImplementedError")
+    nb.wait_idle()
+
+    # 2. the reference, one function per exercise cell: every check passes, every figure renders
+    reference = split_functions((mistakes / "reference.py").read_text(encoding="utf-8"))
+    for cell in exercises:
+        name = re.search(r"(?m)^def (\w+)", nb.source(cell)).group(1)
+        nb.set_source(cell, reference[name])
+    nb.run_all()
+    for check in exercises.values():
+        text = nb.wait_output(check, rf"{check}：可视检查全部通过")
+        assert_no_error(text, f"{check} check")
+        assert "✅" in text
+    nb.wait_idle()
+    for key in figure_cells:
+        nb.wait_figure(key)
+    nb.screenshot(artifacts / "lesson03-figure.png", figure_cells[0])
+    nb.screenshot(artifacts / "lesson03-success.png", "stage_times")
+
+    # 3. a wrong stage_times (imbalance ratio max/min instead of max/mean)
+    wrong = split_functions((mistakes / "stage_times_max_over_min.py").read_text(encoding="utf-8"))
+    nb.set_source("ex-stage-times", wrong["stage_times"])
+    nb.run_from("ex-stage-times")
+    text = nb.wait_output("stage_times", FRIENDLY_FAILURE)
+    nb.wait_idle()
+    assert re.search(r"❌ [^\n]*不均衡比[^\n]*：期望 1\.4，实际得到 ", text), text
+    nb.screenshot(artifacts / "lesson03-failure.png", "stage_times")
