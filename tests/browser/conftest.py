@@ -418,8 +418,29 @@ class NotebookUI:
             )
         except Exception as exc:
             text = self.outputs(key) if self.cell(key).count() else "<cell not rendered>"
-            raise AssertionError(f"cell {key!r}: no output matching {pattern!r}; it shows:\n{text}") from exc
+            raise AssertionError(
+                f"cell {key!r}: no output matching {pattern!r}; it shows:\n{text}\n"
+                f"first error in the notebook: {self.first_error()}"
+            ) from exc
         return self.outputs(key)
+
+    def first_error(self) -> str | None:
+        """The first cell whose outputs hold an error (index, grade_id, ename: evalue), for diagnostics."""
+        found = self.page.evaluate(
+            """() => {
+              const cells = window.jupyterapp.shell.currentWidget.content.widgets;
+              for (let i = 0; i < cells.length; i++) {
+                if (cells[i].model.type !== 'code') continue;
+                const err = cells[i].model.outputs.toJSON().find(o => o.output_type === 'error');
+                if (err) return [i, `${err.ename}: ${err.evalue}`];
+              }
+              return null;
+            }"""
+        )
+        if not found:
+            return None
+        names = {i: k for k, i in self.index.items()}
+        return f"cell {found[0]} ({names.get(found[0], '?')}): {found[1]}"
 
     def figures(self, key: str | int) -> list[list]:
         """[complete, naturalWidth, naturalHeight] of each image in the cell's outputs."""
