@@ -158,10 +158,10 @@ class _Stage:
         self.dir = tempfile.mkdtemp(prefix="grader-stage-")
         os.chmod(self.dir, 0o755)
         self.pairs: list[tuple[str, str, str]] = []  # (real source, staged path, path in the sandbox)
-        for i, root in enumerate(_python_roots()):
+        for i, (root, inside) in enumerate(_python_roots()):
             staged = os.path.join(self.dir, f"r{i}")
             os.mkdir(staged, 0o755)
-            self.pairs.append((root, staged, root))
+            self.pairs.append((root, staged, inside))
         staged = os.path.join(self.dir, "worker.py")
         with open(staged, "w"):
             pass
@@ -215,12 +215,27 @@ def resolve_isolation(requested: str = "auto") -> tuple[str, str]:
     return "fallback", f"{FALLBACK}; {why}"
 
 
-def _python_roots() -> list[str]:
-    """Directories the interpreter and the installed packages live in (bound read-only)."""
-    roots = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
-    exe = os.path.realpath(sys.executable)
-    roots.add(str(Path(exe).parent.parent))
-    return sorted(roots)
+VENV_IN_SANDBOX = "/venv"
+
+
+def _python_roots() -> list[tuple[str, str]]:
+    """(host directory, path inside the sandbox) for the interpreter and the installed packages.
+
+    A virtual environment is mounted at ``/venv`` whatever its host path (a checkout under /tmp would
+    otherwise be hidden by the sandbox's private /tmp); Python finds its ``pyvenv.cfg`` from the path it
+    is started by. The base interpreter keeps its real path, which ``pyvenv.cfg`` names."""
+    base = {os.path.realpath(sys.base_prefix), str(Path(os.path.realpath(sys.executable)).parent.parent)}
+    pairs = [(root, root) for root in sorted(base)]
+    if os.path.realpath(sys.prefix) not in base:
+        pairs.append((os.path.realpath(sys.prefix), VENV_IN_SANDBOX))
+    return pairs
+
+
+def _sandbox_python() -> str:
+    """The interpreter's path inside the sandbox."""
+    if os.path.realpath(sys.prefix) != os.path.realpath(sys.base_prefix):
+        return os.path.join(VENV_IN_SANDBOX, os.path.relpath(sys.executable, sys.prefix))
+    return sys.executable
 
 
 def _system_binds() -> list[str]:
@@ -247,8 +262,8 @@ def bwrap_command(limits: Limits, ctrl_fd: int, stage: _Stage | None = None) -> 
     if stage is not None:
         cmd += stage.binds()
     else:
-        for root in _python_roots():
-            cmd += ["--ro-bind", root, root]
+        for root, inside in _python_roots():
+            cmd += ["--ro-bind", root, inside]
         cmd += ["--ro-bind", str(WORKER), "/grader/worker.py"]
     cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp"]
     cmd += ["--dir", "/tmp/work", "--chdir", "/tmp/work", "--remount-ro", "/"]
@@ -258,7 +273,7 @@ def bwrap_command(limits: Limits, ctrl_fd: int, stage: _Stage | None = None) -> 
     cmd += ["--clearenv"]
     for key, value in _clean_env("/tmp").items():
         cmd += ["--setenv", key, value]
-    cmd += [sys.executable, "-I", "-B", "/grader/worker.py", str(ctrl_fd), "/tmp/work", "sandbox"]
+    cmd += [_sandbox_python(), "-I", "-B", "/grader/worker.py", str(ctrl_fd), "/tmp/work", "sandbox"]
     return cmd
 
 
