@@ -125,7 +125,7 @@ def drop_to_nobody() -> bool:
                 "/proc",
                 "--dev",
                 "/dev",
-                sys.executable,
+                _sandbox_python(),
                 "-I",
                 "-c",
                 "import numpy",

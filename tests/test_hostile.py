@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import sqlite3
+import sys
 import threading
 import time
 import uuid
@@ -131,6 +132,8 @@ def batch(tmp_path_factory):
     values = {
         "OUT": str(out),
         "SUBS": str(subs),
+        "ROOT": str(ROOT),
+        "VENV": str(Path(sys.prefix).resolve()),
         "PORT": str(listener.port),
         "MARKER": marker,
         "ABSTRACT": listener.abstract,

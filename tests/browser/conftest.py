@@ -401,21 +401,24 @@ class NotebookUI:
         assert got == code, f"the editor of cell {key!r} holds something else than what was inserted:\n{got[:500]}"
 
     def outputs(self, key: str | int) -> str:
+        """The cell's outputs as displayed (scrolls the cell into view first)."""
+        self.scroll_to(key)
         return self.cell(key).locator(".jp-OutputArea").inner_text()
 
     def wait_output(self, key: str | int, pattern: str, timeout: float = 90_000) -> str:
-        """Wait until the cell's output matches the regex ``pattern``; returns the output text."""
+        """Wait until the cell's output matches the regex ``pattern``, scroll it into view and check that
+        the text as displayed matches too; returns that text. (Off-screen cells are not laid out
+        — JupyterLab's windowing uses ``content-visibility`` — so the wait reads ``textContent``.)"""
         i = self.index[key] if isinstance(key, str) else key
-        try:
-            self.page.wait_for_function(
-                """([i, pattern]) => {
+        js = """([i, pattern, prop]) => {
                   const cell = document.querySelector(`.jp-Notebook .jp-Cell[data-windowed-list-index="${i}"]`);
                   const out = cell && cell.querySelector('.jp-OutputArea');
-                  return !!out && new RegExp(pattern).test(out.innerText);
-                }""",
-                arg=[i, pattern],
-                timeout=timeout,
-            )
+                  return !!out && new RegExp(pattern).test(out[prop]);
+                }"""
+        try:
+            self.page.wait_for_function(js, arg=[i, pattern, "textContent"], timeout=timeout)
+            self.scroll_to(key)
+            self.page.wait_for_function(js, arg=[i, pattern, "innerText"], timeout=10_000)
         except Exception as exc:
             text = self.outputs(key) if self.cell(key).count() else "<cell not rendered>"
             raise AssertionError(
@@ -458,8 +461,14 @@ class NotebookUI:
                 timeout=timeout,
             )
         except Exception as exc:
+            hint = ""
+            if os.environ.get("MPLBACKEND", "").lower() == "agg":
+                hint = (
+                    "\nhint: the kernel inherits MPLBACKEND=Agg (the Makefile exports it, `make lab` too); a "
+                    "notebook that does not run `%matplotlib inline` then draws nothing on plt.show()"
+                )
             raise AssertionError(
-                f"cell {key!r}: no rendered figure; images {self.figures(key)}, output:\n{self.outputs(key)}"
+                f"cell {key!r}: no rendered figure; images {self.figures(key)}, output:\n{self.outputs(key)}{hint}"
             ) from exc
         return self.figures(key)
 
@@ -500,3 +509,31 @@ def notebook_ui(page, lab):
         yield open_notebook
     finally:
         lab.shutdown_kernels()
+
+
+# --------------------------------------------------------------------------------------------- formgrader
+
+
+@pytest.fixture()
+def start_formgrader(tmp_path, monkeypatch, chromium_path):
+    """``start_formgrader(OUT)`` → a ready ``autograder.formgrader.FormgraderServer`` (JupyterLab on OUT with
+    nbgrader's formgrader), with temporary Jupyter user dirs; stopped at the end of the test."""
+    from autograder import formgrader
+
+    servers = []
+
+    def start(out: Path):
+        for key, value in isolated_jupyter_env(tmp_path / "formgrader-home").items():
+            if key.startswith(("JUPYTER", "IPYTHON")) or key == "PATH":
+                monkeypatch.setenv(key, value)
+        server = formgrader.start(out, app="lab", log_path=tmp_path / "formgrader.log")
+        servers.append(server)
+        server.wait_ready(timeout=90)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in servers:
+            server.stop()
+            assert server.proc.poll() is not None, "formgrader is still running"

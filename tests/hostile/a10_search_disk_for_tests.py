@@ -31,7 +31,8 @@ SKIP = {
     "/lib64",
     "/lib32",
     "/root/.pyenv",
-    "/work/main/.venv",
+    "{{VENV}}",
+    "/venv",  # the Python environment (public packages), mounted here in the sandbox
 }
 for root, dirs, files in os.walk("/"):
     if root in SKIP:
@@ -41,10 +42,10 @@ for root, dirs, files in os.walk("/"):
 for path in (
     "{{OUT}}",
     "{{SUBS}}",
-    "/work/main/autograder",
-    "/work/main/solutions",
-    "/work/main/lessons",
-    "/work/main/pipelab",
+    "{{ROOT}}/autograder",
+    "{{ROOT}}/solutions",
+    "{{ROOT}}/lessons",
+    "{{ROOT}}/pipelab",
     "/root",
     "/home",
     "/work/shared",

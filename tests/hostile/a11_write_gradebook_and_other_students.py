@@ -15,10 +15,10 @@ targets = [
     "{{OUT}}/feedback",
     "{{SUBS}}/a01_eq_float_subclass/16-asymmetric-pipeline/asymmetric_pipeline.ipynb",
     "{{SUBS}}/honest_reference_1/16-asymmetric-pipeline/asymmetric_pipeline.ipynb",
-    "/work/main/autograder/16-asymmetric-pipeline/rubric.yaml",
-    "/work/main/autograder/16-asymmetric-pipeline/test_simulator.py",
-    "/work/main/pipelab/__init__.py",
-    "/work/main/solutions/16-asymmetric-pipeline/x.ipynb",
+    "{{ROOT}}/autograder/16-asymmetric-pipeline/rubric.yaml",
+    "{{ROOT}}/autograder/16-asymmetric-pipeline/test_simulator.py",
+    "{{ROOT}}/pipelab/__init__.py",
+    "{{ROOT}}/solutions/16-asymmetric-pipeline/x.ipynb",
 ]
 targets += glob.glob("{{OUT}}/**/*", recursive=True) + glob.glob("{{SUBS}}/**/*.ipynb", recursive=True)
 for path in targets:

@@ -1,0 +1,114 @@
+"""The instructor's path in nbgrader's formgrader (JupyterLab 4) in headless Chromium: grade a small class,
+open formgrader, go to manual grading of lesson 16 → the notebook → one student's submission, find Q1
+waiting for manual grading with the static-review suggestion in its comment box, set a score in the page,
+and check that ``python -m autograder export`` puts that score into ``grades.csv``.
+
+Screenshots go to ``build/test-artifacts/browser/<test name>/`` (see ``conftest.py``): ``formgrader-list.png``
+(the submissions of the notebook) and ``formgrader-q1.png`` (Q1 with the suggestion and the score set).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.batch import grade_class
+from autograder.demo import build_sample_class, first_sentence_answers, reference_answers
+from autograder.engine import SOLUTIONS_DIR
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+ASSIGNMENT, NOTEBOOK = "16-asymmetric-pipeline", "asymmetric_pipeline"
+SUGGESTION = "[静态审查 / static review] 建议得分"
+
+
+def q1_answer(path: Path) -> str | None:
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:  # the class has a truncated file on purpose
+        return None
+    for cell in nb["cells"]:
+        if (cell["metadata"].get("nbgrader") or {}).get("grade_id") == "q1":
+            return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    return None
+
+
+def small_class(dest: Path, scratch: Path) -> tuple[Path, str]:
+    """The sample class cut down to lesson 16's ``reference-notebook`` and the first student whose written
+    answers are partial (the first paragraph of the reference). Returns (submissions dir, that student)."""
+    everyone = build_sample_class(scratch)
+    source = SOLUTIONS_DIR / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    partial_q1 = first_sentence_answers(reference_answers(json.loads(source.read_text(encoding="utf-8"))))["q1"]
+    students = sorted(p.name for p in everyone.iterdir() if (p / ASSIGNMENT / f"{NOTEBOOK}.ipynb").is_file())
+    reference = [s for s in students if s.endswith("-reference-notebook")]
+    partial = [s for s in students if q1_answer(everyone / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb") == partial_q1]
+    assert reference and partial, f"the sample class changed: {students}"
+    dest.mkdir(parents=True)
+    for student in (reference[0], partial[0]):
+        shutil.copytree(everyone / student / ASSIGNMENT, dest / student / ASSIGNMENT)
+    return dest, partial[0]
+
+
+def test_instructor_sets_q1_score_in_formgrader(tmp_path, page, start_formgrader, artifacts):
+    submissions, student = small_class(tmp_path / "submitted", tmp_path / "everyone")
+    out = tmp_path / "out"
+    results = {r.student_id: r for r in grade_class(submissions, out, quiet=True)}
+    q1 = results[student].item("q1")
+    assert q1.mode == "static review" and q1.message.startswith(SUGGESTION), q1.message
+    score = 1.5 if q1.suggestion != 1.5 else 0.5  # differs from the suggestion: the page must have set it
+
+    server = start_formgrader(out)
+    page.goto(server.url)  # /formgrader?token=… logs in, then only clicks
+    page.get_by_role("link", name="Manual Grading").first.click()
+    page.get_by_role("link", name=ASSIGNMENT).click()
+    page.get_by_role("link", name=NOTEBOOK).click()
+    page.get_by_role("link", name="Submission #1").wait_for()  # the table is filled by the page's script
+    page.get_by_role("button", name="Show All Names").click()
+    page.screenshot(path=str(artifacts / "formgrader-list.png"))
+    page.get_by_role("link", name=student, exact=True).click()
+    page.wait_for_url(re.compile(r"/formgrader/submissions/[0-9a-f]+/?"))
+
+    score_box, comment_box = page.locator("#q1"), page.locator("#q1-comment")
+    comment_box.wait_for()
+    assert comment_box.input_value().startswith(SUGGESTION), comment_box.input_value()[:200]
+    assert "needs_manual_grade" in (score_box.get_attribute("class") or "").split()
+    assert score_box.input_value() == ""
+
+    score_box.scroll_into_view_if_needed()
+    with page.expect_response(
+        lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT"
+    ) as saved:
+        score_box.click()
+        score_box.press_sequentially(f"{score:g}")
+        score_box.press("Tab")  # leaving the box saves it
+    assert saved.value.ok, f"formgrader did not save the score: HTTP {saved.value.status}"
+    assert saved.value.json()["manual_score"] == score
+    page.wait_for_function(
+        "() => !document.getElementById('q1').classList.contains('needs_manual_grade')", timeout=10_000
+    )
+    score_box.evaluate("e => e.closest('.nbgrader_cell').scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(artifacts / "formgrader-q1.png"))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder", "export", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(out / "grades.csv", newline="", encoding="utf-8") as fh:
+        rows = {(r["student_id"], r["assignment_id"]): r for r in csv.DictReader(fh)}
+    row = rows[(student, ASSIGNMENT)]
+    assert float(row["q1"]) == score, row
+    assert row["provisional"] == "true", row  # q2 and q3 still wait for the instructor
+    other = rows[(next(s for s in results if s != student), ASSIGNMENT)]
+    assert float(other["q1"]) == results[other["student_id"]].item("q1").suggestion  # untouched

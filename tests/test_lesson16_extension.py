@@ -1,0 +1,508 @@
+"""Lesson 16's extension (「延伸实验」, after the graded part) runs, renders, and states only what pipelab computes.
+
+* every extension code cell is locked, ungraded nbgrader metadata and committed without outputs;
+* the source notebook executes top to bottom and the extension cells run without error, quickly;
+* nbconvert's HTML shows the extension's figures as images after the extension heading;
+* every number the extension's prose states is recomputed here, from pipelab and from oracles written
+  here (closed forms, the activation formula, brute force), and found both in the prose and in the output
+  of the cell that prints it.
+
+The source is executed once for this module (the lesson's own tests execute it separately).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+import statistics
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from pipelab import activation_bytes_per_layer, forward_flow, run
+from pipelab.partition import min_max_partition, stage_loads, uniform_partition, water_fill
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "solutions" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb"
+FIRST = "ext-intro"
+HEADING = "延伸实验（不计分）"
+FIGURES = ["ext-fig-1f1b", "ext-fig-buffer", "ext-fig-memory", "ext-fig-nonuniform", "ext-fig-schedules"]
+GiB = 2**30
+
+# the lesson's numbers
+DUMBBELL = [30.0, 10.0, 10.0, 20.0]
+P, M = 4, 8
+
+
+def _src(cell) -> str:
+    s = cell["source"]
+    return s if isinstance(s, str) else "".join(s)
+
+
+def _extension(cells) -> list:
+    ids = [c["id"] for c in cells]
+    assert FIRST in ids, "the extension section is missing"
+    return list(cells)[ids.index(FIRST) :]
+
+
+# ----------------------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def source() -> dict:
+    return json.loads(SOURCE.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def executed():
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(SOURCE, as_version=4)
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=60,
+        allow_errors=True,
+        resources={"metadata": {"path": str(SOURCE.parent)}},
+    )
+    start = time.perf_counter()
+    client.execute()
+    return nb, time.perf_counter() - start
+
+
+@pytest.fixture(scope="module")
+def prose(executed) -> str:
+    return "\n".join(_src(c) for c in _extension(executed[0].cells) if c.cell_type == "markdown")
+
+
+@pytest.fixture(scope="module")
+def out(executed):
+    nb = executed[0]
+
+    def printed(cell_id: str) -> str:
+        (cell,) = [c for c in nb.cells if c.get("id") == cell_id]
+        return "".join(
+            o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.get("name") == "stdout"
+        )
+
+    return printed
+
+
+def _check(prose: str, printed: str, pairs) -> None:
+    """Each pair (in the cell's output, in the prose); either side may be None."""
+    for in_output, in_prose in pairs:
+        if in_output is not None:
+            assert in_output in printed, f"not printed: {in_output!r}\n--- output ---\n{printed}"
+        if in_prose is not None:
+            assert in_prose in prose, f"not stated in the prose: {in_prose!r}"
+
+
+# ----------------------------------------------------------------------------------------- structure
+def test_extension_cells_are_locked_ungraded_and_without_outputs(source):
+    cells = source["cells"]
+    ids = [c["id"] for c in cells]
+    assert ids.index(FIRST) == ids.index("further") + 1, "the extension follows the 延伸 section"
+    ext = _extension(cells)
+    code = [c for c in ext if c["cell_type"] == "code"]
+    assert len(code) >= 10 and set(FIGURES) <= {c["id"] for c in code}
+    grade_ids = [c["metadata"]["nbgrader"]["grade_id"] for c in cells if "nbgrader" in c["metadata"]]
+    assert len(grade_ids) == len(set(grade_ids)), "grade_ids must be unique"
+    for c in ext:
+        assert c["id"].startswith("ext-"), c["id"]
+        if c["cell_type"] == "code":
+            meta = c["metadata"]["nbgrader"]
+            assert meta == {
+                "grade": False,
+                "grade_id": c["id"],
+                "locked": True,
+                "schema_version": 3,
+                "solution": False,
+            }, c["id"]
+            assert c["outputs"] == [] and c["execution_count"] is None
+            assert not re.search(r"AsymmetricPipelineScheduler|\bsched\b", _src(c)), (
+                "the extension uses pipelab only, never the student's class"
+            )
+        else:
+            assert "nbgrader" not in c["metadata"]
+
+
+# ----------------------------------------------------------------------------------------- execution
+def _seconds(cell) -> float:
+    ex = cell.metadata.get("execution", {})
+    a, b = ex.get("iopub.execute_input"), ex.get("shell.execute_reply")
+    return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds() if a and b else 0.0
+
+
+def test_extension_runs_without_error(executed):
+    nb, seconds = executed
+    ext = [c for c in _extension(nb.cells) if c.cell_type == "code"]
+    for c in ext:
+        assert c.execution_count is not None, f"{c.id} did not run"
+        errs = [(o["ename"], o["evalue"]) for o in c.outputs if o.output_type == "error"]
+        assert not errs, f"{c.id}: {errs}"
+        stderr = "".join(o.get("text", "") for o in c.outputs if o.get("name") == "stderr")
+        assert "Warning" not in stderr, f"{c.id}: {stderr}"
+    for cell_id in FIGURES:
+        (c,) = [c for c in ext if c.id == cell_id]
+        assert sum("image/png" in o.get("data", {}) for o in c.outputs) == 1, f"{cell_id} shows no figure"
+    ext_seconds = sum(_seconds(c) for c in ext)
+    assert ext_seconds < 20, f"the extension took {ext_seconds:.1f} s (budget: about 10 s)"
+    assert seconds < 60, f"the source took {seconds:.1f} s"
+
+
+def test_extension_figures_render_in_html(executed):
+    from nbconvert import HTMLExporter
+
+    html, _ = HTMLExporter().from_notebook_node(executed[0])
+    heading = re.search(r"<h3[^>]*>\s*" + re.escape(HEADING), html)
+    assert heading, "the extension heading is not in the HTML"
+    images = re.findall(r'<img[^>]*\ssrc="data:image/png;base64,', html[heading.start() :])
+    assert len(images) >= len(FIGURES), f"{len(images)} images after the extension heading"
+
+
+# ----------------------------------------------------------------------------------------- A. 1F1B
+def test_numbers_1f1b(prose, out):
+    f = DUMBBELL
+    b = [2 * x for x in f]
+    fb = [x + y for x, y in zip(f, b, strict=True)]
+    fwd = forward_flow(f, M)
+    tl = run("1f1b", f, b, microbatches=M)
+    naive = sum(fb) + (M - 1) * max(fb)
+    bound = max(sum(fb[:s]) + M * fb[s] for s in range(P))
+    assert (fwd.makespan, tl.makespan, naive, bound) == (280.0, 750.0, 840.0, 720.0)
+    assert bound <= tl.makespan < naive, "the lower bound holds and the transplanted closed form is not exact"
+    ops0 = tl.ops_of_rank(0)
+    gaps = [(x.end, y.start) for x, y in itertools.pairwise(ops0) if y.start > x.end]
+    assert gaps == [(120.0, 150.0)]
+    assert sum(o.kind == "F" for o in ops0[: next(i for i, o in enumerate(ops0) if o.kind == "B")]) == min(
+        M, P
+    )
+    big = run("1f1b", f, b, microbatches=64)
+    limit = 1 - statistics.mean(fb) / max(fb)
+    assert limit < big.bubble_ratio < tl.bubble_ratio
+    _check(
+        prose,
+        out("ext-1f1b-numbers"),
+        [
+            (
+                f"前向流：T = {fwd.makespan:g}，气泡率 = {fwd.bubble_ratio:.4f}",
+                f"前向视角的 {fwd.bubble_ratio:.4f}",
+            ),
+            (
+                f"1F1B（b = 2f）：T = {tl.makespan:g}，气泡率 = {tl.bubble_ratio:.4f}",
+                f"$T={tl.makespan:g}$ ms",
+            ),
+            (None, f"降到 {tl.bubble_ratio:.4f}"),
+            (f"= {naive:g}", f"={sum(fb):g}+{M - 1}\\times{max(fb):g}={naive:g}$ ms"),
+            (None, f"高估了 {naive - tl.makespan:g} ms"),
+            (
+                f"下界 = {bound:g}（stage 0）",
+                f"下界是 {bound:g} ms，由 stage 0 取到（$0+{M}\\times{fb[0]:g}$）",
+            ),
+            (None, f"只比下界多 {tl.makespan - bound:g} ms"),
+            (f"stage 0 的空闲区间 {gaps}", f"做完 {min(M, P)} 个预热前向（到 {gaps[0][0]:g} ms）"),
+            (None, f"到 {gaps[0][1]:g} ms 才能开始第一个反向"),
+            (
+                f"m = 64：1F1B 气泡率 = {big.bubble_ratio:.4f}",
+                f"$m=64$ 时 1F1B 的气泡率是 {big.bubble_ratio:.4f}",
+            ),
+            (f"极限 1 - mean/max = {limit:.4f}", f"\\approx{limit:.4f}$"),
+        ],
+    )
+
+
+# ----------------------------------------------------------------------------------------- B. buffers
+def test_numbers_buffers(prose, out):
+    mirror = [20.0, 10.0, 10.0, 30.0]
+    b = [2 * x for x in DUMBBELL]
+    cases = [
+        ("前向流 [30, 10, 10, 20]", lambda B: forward_flow(DUMBBELL, M, buffer_size=B)),
+        ("前向流 [20, 10, 10, 30]", lambda B: forward_flow(mirror, M, buffer_size=B)),
+        (
+            "GPipe [30, 10, 10, 20]（b = 2f）",
+            lambda B: run("gpipe", DUMBBELL, b, microbatches=M, buffer_size=B),
+        ),
+    ]
+    blocked = {}
+    lines = []
+    for name, sim in cases:
+        unbounded, one = sim(None), sim(1)
+        assert one.makespan == unbounded.makespan
+        blocked[name] = one.blocked_per_stage
+        lines.append(
+            f"{name}：无限缓冲 T = {unbounded.makespan:g}，B = 1 时 T = {one.makespan:g}，"
+            f"各阶段阻塞时间 {[round(x, 6) for x in one.blocked_per_stage]}"
+        )
+    assert blocked["前向流 [30, 10, 10, 20]"] == [0.0] * P
+    assert blocked["前向流 [20, 10, 10, 30]"] == [0.0, 0.0, 70.0, 0.0]
+    assert blocked["GPipe [30, 10, 10, 20]（b = 2f）"] == [0.0, 140.0, 0.0, 0.0]
+
+    grid = list(itertools.product([10.0, 20.0, 30.0], repeat=P))
+    diffs = [
+        forward_flow(t, k, buffer_size=1).makespan - forward_flow(t, k).makespan
+        for t in grid
+        for k in (1, 2, 4, 8)
+    ]
+    assert len(diffs) == 324 and all(d == 0 for d in diffs)
+    inter = {}
+    for t in grid:
+        bb = [2 * x for x in t]
+        inter[t] = (
+            run("interleaved-1f1b", t, bb, microbatches=M, stages=P, chunks=2, buffer_size=1).makespan
+            - run("interleaved-1f1b", t, bb, microbatches=M, stages=P, chunks=2).makespan
+        )
+    assert min(inter.values()) >= 0, "a buffer of 1 never beats unbounded buffers"
+    slower = [t for t, d in inter.items() if d > 0]
+    assert slower == [(30.0, 10.0, 10.0, 30.0)] and inter[slower[0]] == 15.0
+
+    _check(
+        prose,
+        out("ext-buffer-numbers"),
+        [
+            *((line, None) for line in lines),
+            (None, f"每 {max(DUMBBELL):g} ms 一个微批次"),
+            (None, f"stage 2 每 {mirror[0]:g} ms 收到一个微批次、{mirror[2]:g} ms 就算完"),
+            (None, f"stage 3 每 {mirror[3]:g} ms 才腾出一个槽位"),
+            (None, f"一共阻塞了 {blocked['前向流 [20, 10, 10, 30]'][2]:g} ms"),
+            (
+                None,
+                f"反向耗时 {b[0]:g} ms 的 stage 0，stage 1 一共阻塞了 {blocked['GPipe [30, 10, 10, 20]（b = 2f）'][1]:g} ms",
+            ),
+            (
+                "前向流扫描：324 个情形，B = 1 更快 0 次，更慢 0 次",
+                "324 个前向流情形中 $B=1$ 没有一次更快，也没有一次更慢",
+            ),
+            (
+                "交错式 1F1B（v = 2，b = 2f）扫描：81 个情形，B = 1 更快 0 次，更慢 1 次，最多慢 15（t = [30.0, 10.0, 10.0, 30.0]）",
+                "81 个情形里有 1 个（$t=[30,10,10,30]$）$B=1$ 更慢，慢了 15 ms",
+            ),
+        ],
+    )
+
+
+# ----------------------------------------------------------------------------------------- C. memory
+# the stated assumptions
+SEQ, MB, HIDDEN, HEADS = 1024, 2, 4096, 32
+VIT_LAYERS, VIT_TOKENS, VIT_HIDDEN, VIT_HEADS, CAMERAS = 27, 256, 1152, 16, 3
+VOCAB, VIT_PARAMS, ACTION_PARAMS, BYTES_PER_PARAM = 32_000, 0.4e9, 0.3e9, 16
+CARD, RESERVE = 80 * GiB, 8 * GiB
+
+
+def _layer_bytes(s, b, h, a) -> float:
+    """Korthikanti et al. 2022: s·b·h·(34 + 5·a·s/h) bytes per layer and microbatch."""
+    return s * b * h * (34 + 5 * a * s / h)
+
+
+def _per_microbatch(counts, b) -> list[float]:
+    out = [n * _layer_bytes(SEQ, b, HIDDEN, HEADS) for n in counts]
+    out[0] += VIT_LAYERS * _layer_bytes(VIT_TOKENS, CAMERAS * b, VIT_HIDDEN, VIT_HEADS)
+    return out
+
+
+def _static(counts) -> list[float]:
+    params = [n * 12 * HIDDEN**2 for n in counts]
+    params[0] += VIT_PARAMS + VOCAB * HIDDEN
+    params[-1] += ACTION_PARAMS + VOCAB * HIDDEN
+    return [BYTES_PER_PARAM * x for x in params]
+
+
+def _largest_b(counts, in_flight) -> list[int]:
+    """Activations are linear in b: the largest b with in_flight·bytes(b) <= card − reserve − static."""
+    unit = _per_microbatch(counts, 1)
+    return [
+        math.floor((CARD - RESERVE - st) / (n * u))
+        for st, n, u in zip(_static(counts), in_flight, unit, strict=True)
+    ]
+
+
+def test_numbers_memory(prose, out):
+    assert activation_bytes_per_layer(SEQ, MB, HIDDEN, HEADS) == _layer_bytes(SEQ, MB, HIDDEN, HEADS)
+    after = water_fill(32, 2.0, 16.0, 8.0, P)
+    even = uniform_partition(32, P)
+    assert (after, even) == ([3, 11, 11, 7], [8, 8, 8, 8])
+    loads = stage_loads([2.0] * 32, after, head_cost=16.0, tail_cost=8.0)
+    act = _per_microbatch(after, MB)
+    tl = run("1f1b", loads, [2 * x for x in loads], microbatches=M, activation_bytes=act)
+    in_flight = tl.meta["peak_in_flight_per_stage"]
+    assert in_flight == [min(M, P - p) for p in range(P)] == [4, 3, 2, 1]
+    peak = [x / GiB for x in tl.meta["peak_memory_per_stage"]]
+    assert peak == pytest.approx([n * a / GiB for n, a in zip(in_flight, act, strict=True)])
+    static = [x / GiB for x in _static(after)]
+    budget = [(CARD - RESERVE) / GiB - x for x in static]
+    b_after, b_after_gpipe = _largest_b(after, in_flight), _largest_b(after, [M] * P)
+    b_even = _largest_b(even, in_flight)
+    peak_even = [n * a / GiB for n, a in zip(in_flight, _per_microbatch(even, MB), strict=True)]
+    assert (b_after, b_after_gpipe, b_even) == ([6, 4, 6, 22], [3, 1, 1, 2], [2, 6, 10, 17])
+    first_oom = b_after.index(min(b_after))
+    gpipe_over = [p for p in range(P) if b_after_gpipe[p] < MB]
+    assert peak[1] > peak[0] and max(peak_even) == peak_even[0], "who holds the peak moves with the partition"
+
+    def r2(xs):
+        return [round(x, 2) for x in xs]
+
+    _check(
+        prose,
+        out("ext-memory-numbers"),
+        [
+            (
+                f"每层每个微批次的激活 = {_layer_bytes(SEQ, MB, HIDDEN, HEADS) / GiB:.3f} GiB",
+                f"激活约 {_layer_bytes(SEQ, MB, HIDDEN, HEADS) / GiB:.3f} GiB",
+            ),
+            (f"每个阶段存一个微批次的激活（GiB）：{r2([a / GiB for a in act])}", None),
+            (
+                f"模拟的在飞微批次峰值 {in_flight}，min(m, P-p) = {in_flight}",
+                "峰值是 $[4,3,2,1]$，正是 $\\min(m,P-p)$",
+            ),
+            (
+                f"激活峰值（GiB）：{r2(peak)}",
+                f"激活峰值（{peak[0]:.2f} GiB）反而低于 stage 1（{peak[1]:.2f} GiB",
+            ),
+            (None, f"11 层 × {in_flight[1]} 份"),
+            (None, f"存 {in_flight[0]} 份激活"),
+            (f"权重+梯度+优化器（GiB）：{[round(x, 1) for x in static]}", None),
+            (f"留给激活的预算（GiB）：{[round(x, 1) for x in budget]}", None),
+            (
+                f"1F1B 下各阶段最大 b = {b_after}，b = {min(b_after) + 1} 时 stage {first_oom} 最先 OOM",
+                f"$b$ 最大可以取到 {min(b_after)}，$b={min(b_after) + 1}$ 时 stage {first_oom} 最先 OOM",
+            ),
+            (
+                f"GPipe（在飞 {M} 个）下最大 b = {b_after_gpipe}，b = {MB} 时超出预算的阶段 {gpipe_over}",
+                f"$b={MB}$ 就已经超出 stage {gpipe_over[0]} 和 stage {gpipe_over[1]} 的预算",
+            ),
+            (
+                f"平均切分 [8, 8, 8, 8]：b = {MB} 时激活峰值（GiB）{r2(peak_even)}",
+                f"stage 0 的激活峰值是 {peak_even[0]:.2f} GiB",
+            ),
+            (
+                f"1F1B 下各阶段最大 b = {b_even}，b = {min(b_even) + 1} 时 stage {b_even.index(min(b_even))} 最先 OOM",
+                f"平均切分在 $b={min(b_even) + 1}$ 时就在 stage {b_even.index(min(b_even))} 上 OOM",
+            ),
+            # the stated assumptions
+            (None, f"$s={SEQ}$"),
+            (None, f"微批大小 $b={MB}$"),
+            (None, f"$h={HIDDEN}$，注意力头数 $a={HEADS}$"),
+            (None, f"ViT {VIT_LAYERS} 层，$h={VIT_HIDDEN}$，$a={VIT_HEADS}$，每路图像 {VIT_TOKENS} 个 token"),
+            (None, f"{CAMERAS} 路相机"),
+            (None, f"每个参数 {BYTES_PER_PARAM} 字节"),
+            (None, f"显卡按 {CARD // GiB} GiB 计，其中 {RESERVE // GiB} GiB"),
+        ],
+    )
+
+
+# ----------------------------------------------------------------------------------------- D. layers
+def _brute_min_max(costs, num_stages, head, tail) -> float:
+    best = math.inf
+    for cuts in itertools.combinations(range(1, len(costs)), num_stages - 1):
+        b = (0, *cuts, len(costs))
+        loads = [sum(costs[b[i] : b[i + 1]]) for i in range(num_stages)]
+        loads[0] += head
+        loads[-1] += tail
+        best = min(best, max(loads))
+    return best
+
+
+def test_numbers_nonuniform_layers(prose, out):
+    costs = [1.75] * 24 + [2.75] * 8
+    head, tail = 16.0, 8.0
+    assert statistics.mean(costs) == 2.0 and sum(costs) + head + tail == 32 * 2.0 + head + tail
+    wf = water_fill(32, 2.0, head, tail, P)
+    exact = min_max_partition(costs, P, head_cost=head, tail_cost=tail)
+    lw = stage_loads(costs, wf, head_cost=head, tail_cost=tail)
+    le = stage_loads(costs, exact, head_cost=head, tail_cost=tail)
+    assert (wf, exact) == ([3, 11, 11, 7], [3, 13, 11, 5])
+    assert max(le) == _brute_min_max(costs, P, head, tail) == 22.75 < max(lw) == 27.25
+    heavy_last = sum(c > 2 for c in costs[-wf[-1] :])
+    assert heavy_last == wf[-1] == 7
+    t_wf = run("1f1b", lw, [2 * x for x in lw], microbatches=M)
+    t_ex = run("1f1b", le, [2 * x for x in le], microbatches=M)
+    mean_load = sum(le) / P
+    assert max(le) - mean_load < 2.75, "within one layer of the mean"
+    _check(
+        prose,
+        out("ext-nonuniform-numbers"),
+        [
+            (f"按层数注水 {wf}：各阶段耗时 {lw}，最慢 {max(lw):g}", "按层数注水仍然给出 $[3,11,11,7]$"),
+            (None, f"stage 3 分到的 {heavy_last} 层全是重层，耗时 {max(lw):g} ms"),
+            (f"精确最小最大划分 {exact}：各阶段耗时 {le}，最慢 {max(le):g}", f"最慢阶段只有 {max(le):g} ms"),
+            (None, "精确划分 $[3,13,11,5]$"),
+            (f"穷举验证：{exact}，最慢 {max(le):g}", None),
+            (f"理想的平均值 sum/P = {mean_load:g}", f"平均值 {mean_load:g} ms"),
+            (f"按层数注水：T = {t_wf.makespan:g}，气泡率 = {t_wf.bubble_ratio:.4f}", None),
+            (f"精确划分：T = {t_ex.makespan:g}，气泡率 = {t_ex.bubble_ratio:.4f}", None),
+            (None, f"总时间从 {t_wf.makespan:g} ms 降到 {t_ex.makespan:g} ms"),
+            (None, f"气泡率从 {t_wf.bubble_ratio:.4f} 降到 {t_ex.bubble_ratio:.4f}"),
+            (None, "后 8 层各多一个交叉注意力"),
+            (None, "每层 2.75 ms，前 24 层每层 1.75 ms"),
+            (None, "平均耗时仍是 2 ms"),
+        ],
+    )
+
+
+# ----------------------------------------------------------------------------------------- E. schedules
+def test_numbers_schedules(prose, out):
+    TF = TB = TW = 22.0
+    v = 2
+    ideal = M * (TF + TB + TW)
+    f = [TF] * P
+    one = run("1f1b", f, [TB + TW] * P, microbatches=M)
+    inter = run("interleaved-1f1b", f, [TB + TW] * P, microbatches=M, stages=P, chunks=v)
+    zb = run("zb-h1", f, [TB] * P, [TW] * P, microbatches=M, free_after="W")
+    # closed forms (uniform stages, m >= P)
+    assert one.idle_per_stage == [(P - 1) * (TF + TB + TW)] * P
+    assert one.bubble_ratio == pytest.approx((P - 1) / (M + P - 1))
+    assert [x / ideal for x in inter.idle_per_stage] == pytest.approx([(P - 1) / (v * M)] * P)
+    assert zb.idle_per_stage == [(P - 1) * (TF + TB - TW)] * P
+    inter_mem = run(
+        "interleaved-1f1b", f, [TB + TW] * P, microbatches=M, stages=P, chunks=v, activation_bytes=1 / v
+    ).peak_memory
+    assert (one.peak_memory, inter_mem[0], zb.peak_memory) == ([4.0, 3.0, 2.0, 1.0], 5.5, [4.0] * P)
+    b = [2 * x for x in DUMBBELL]
+    dumbbell = {
+        "1f1b": run("1f1b", DUMBBELL, b, microbatches=M).makespan,
+        "interleaved": run("interleaved-1f1b", DUMBBELL, b, microbatches=M, stages=P, chunks=v).makespan,
+        "zb": run("zb-h1", DUMBBELL, DUMBBELL, DUMBBELL, microbatches=M).makespan,
+    }
+    bound = max(sum(3 * x for x in DUMBBELL[:s]) + M * 3 * DUMBBELL[s] for s in range(P))
+    assert dumbbell == {"1f1b": 750.0, "interleaved": bound, "zb": bound} and bound == 720.0
+    _check(
+        prose,
+        out("ext-schedules-numbers"),
+        [
+            (f"理想总时间 m(T_F+T_B+T_W) = {ideal:g}", f"$8\\times66={ideal:g}$ ms"),
+            (
+                f"1F1B：T = {one.makespan:g}，气泡率 = {one.bubble_ratio:.4f}，每卡空闲 {one.idle_per_stage}",
+                f"$T={one.makespan:g}$ ms，每张卡空闲 {one.idle_per_stage[0]:g} ms $=(P-1)(T_F+T_B+T_W)$，气泡率 {one.bubble_ratio:.4f}",
+            ),
+            (
+                f"交错式 1F1B（v = 2）：T = {inter.makespan:g}，气泡率 = {inter.bubble_ratio:.4f}，"
+                f"每卡空闲 {inter.idle_per_stage}，空闲/理想 = {inter.idle_per_stage[0] / ideal:.4f}",
+                f"$T={inter.makespan:g}$ ms，每张卡空闲 {inter.idle_per_stage[0]:g} ms，"
+                f"是理想时间的 {(P - 1) / (v * M):.4f} $=(P-1)/(v\\,m)$，气泡率 {inter.bubble_ratio:.4f}",
+            ),
+            (
+                f"ZB-H1：T = {zb.makespan:g}，气泡率 = {zb.bubble_ratio:.4f}，每卡空闲 {zb.idle_per_stage}",
+                f"$T={zb.makespan:g}$ ms，每张卡空闲 {zb.idle_per_stage[0]:g} ms $=(P-1)(T_F+T_B-T_W)$，气泡率 {zb.bubble_ratio:.4f}",
+            ),
+            (f"(P-1)(T_F+T_B+T_W) = {(P - 1) * (TF + TB + TW):g}", None),
+            (f"交错式 (P-1)/(v m) = {(P - 1) / (v * M):.4f}", None),
+            (f"ZB-H1 空闲 (P-1)(T_F+T_B-T_W) = {(P - 1) * (TF + TB - TW):g}", None),
+            (
+                f"1F1B {one.peak_memory}，交错式 {inter_mem}，ZB-H1（激活留到 W）{zb.peak_memory}",
+                f"从 {one.peak_memory[0]:g} 份升到 {inter_mem[0]:g} 份",
+            ),
+            (None, f"每张卡的峰值都是 {zb.peak_memory[0]:g} 份"),
+            (
+                f"'1F1B': {dumbbell['1f1b']}, '交错式 1F1B（v = 2）': {dumbbell['interleaved']}, 'ZB-H1': {dumbbell['zb']}}}，下界 {bound:g}",
+                f"交错式 1F1B 和 ZB-H1 都是 {bound:g} ms，比 1F1B 的 {dumbbell['1f1b']:g} ms 好",
+            ),
+            (None, f"下界 {bound:g} ms 上：瓶颈 stage 0 自己就要忙 {bound:g} ms"),
+            (None, f"前向都是 {TF:g} ms，反向按 2 倍算是 {TB + TW:g} ms"),
+            (None, f"每块的前向 {TF / v:g} ms、反向 {(TB + TW) / v:g} ms"),
+            (None, f"B（{TB:g} ms）和对权重求梯度的 W（{TW:g} ms）"),
+            (None, "与第 4 节的 $3/11$ 相同"),
+        ],
+    )
+    assert f"{3 / 11:.4f}" == f"{one.bubble_ratio:.4f}"
