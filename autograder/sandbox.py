@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,25 @@ HEADER_SIZE = 4
 
 BWRAP = "bubblewrap (no network, read-only system, private /tmp, own PID namespace)"
 SANDBOX_UID = 65534  # host uid ("nobody") the sandbox runs as when the grader runs as root
+# Each live sandbox gets its own uid below SANDBOX_UID, so RLIMIT_NPROC (counted per host uid) is a
+# per-sandbox budget: a fork storm in one slot cannot make another student's fork or thread fail.
+_UID_POOL = range(SANDBOX_UID, SANDBOX_UID - 64, -1)
+_uids_in_use: set[int] = set()
+_uid_lock = threading.Lock()
+
+
+def _take_uid() -> int:
+    with _uid_lock:
+        for uid in _UID_POOL:
+            if uid not in _uids_in_use:
+                _uids_in_use.add(uid)
+                return uid
+    raise RuntimeError("more than 64 sandboxes at once")
+
+
+def _give_uid(uid: int) -> None:
+    with _uid_lock:
+        _uids_in_use.discard(uid)
 LIMITS_ENV = "AUTOGRADER_LIMITS"  # JSON object overriding rubric limits (tests; an instructor's override)
 FALLBACK = "fallback: resource limits + scrubbed environment + temporary directory (NOT a sandbox)"
 
@@ -143,7 +163,7 @@ def sandbox_identity() -> str:
     if os.geteuid() != 0:
         return f"sandbox runs as your uid {os.geteuid()}, unprivileged"
     if drop_to_nobody():
-        return f"sandbox runs as unprivileged host uid {SANDBOX_UID}, process limit enforced"
+        return f"sandbox runs as an unprivileged host uid of its own (from {SANDBOX_UID} down), process limit enforced"
     return "sandbox uid maps to host root: process limit NOT enforced (see SECURITY.md)"
 
 
@@ -154,7 +174,8 @@ class _Stage:
     host), then ``setpriv`` drops to ``SANDBOX_UID`` and execs bubblewrap, which binds the staged
     paths read-only at their real locations."""
 
-    def __init__(self) -> None:
+    def __init__(self, uid: int = SANDBOX_UID) -> None:
+        self.uid = uid
         self.dir = tempfile.mkdtemp(prefix="grader-stage-")
         os.chmod(self.dir, 0o755)
         self.pairs: list[tuple[str, str, str]] = []  # (real source, staged path, path in the sandbox)
@@ -189,8 +210,8 @@ class _Stage:
             *mounts,
             "--",
             "setpriv",
-            f"--reuid={SANDBOX_UID}",
-            f"--regid={SANDBOX_UID}",
+            f"--reuid={self.uid}",
+            f"--regid={self.uid}",
             "--clear-groups",
             "--",
             *bwrap_cmd,
@@ -311,7 +332,7 @@ class Worker:
         fd = theirs.fileno()
         if self.mode == "bwrap":
             if drop_to_nobody():
-                self.stage = _Stage()
+                self.stage = _Stage(_take_uid())
                 cmd = self.stage.wrap(bwrap_command(self.limits, fd, self.stage))
             else:
                 cmd = bwrap_command(self.limits, fd)
@@ -374,6 +395,7 @@ class Worker:
             self.tmpdir = ""
         if self.stage is not None:
             self.stage.remove()
+            _give_uid(self.stage.uid)
             self.stage = None
 
     def restart(self) -> None:

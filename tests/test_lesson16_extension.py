@@ -148,8 +148,14 @@ def test_extension_runs_without_error(executed):
     for cell_id in FIGURES:
         (c,) = [c for c in ext if c.id == cell_id]
         assert sum("image/png" in o.get("data", {}) for o in c.outputs) == 1, f"{cell_id} shows no figure"
+    # Budget: about 10 s on an idle machine (measured ~5-6 s, the rest of the notebook ~3 s of cell time).
+    # Relative to the lesson's own cells, so that a loaded CI runner does not make this flaky.
     ext_seconds = sum(_seconds(c) for c in ext)
-    assert ext_seconds < 20, f"the extension took {ext_seconds:.1f} s (budget: about 10 s)"
+    ext_ids = {c.id for c in ext}
+    rest_seconds = sum(_seconds(c) for c in nb.cells if c.cell_type == "code" and c.id not in ext_ids)
+    assert ext_seconds < 4 * max(rest_seconds, 2.5), (
+        f"the extension's cells took {ext_seconds:.1f} s against {rest_seconds:.1f} s for the rest of the lesson"
+    )
     assert seconds < 60, f"the source took {seconds:.1f} s"
 
 
@@ -210,6 +216,8 @@ def test_numbers_1f1b(prose, out):
                 f"$m=64$ 时 1F1B 的气泡率是 {big.bubble_ratio:.4f}",
             ),
             (f"极限 1 - mean/max = {limit:.4f}", f"\\approx{limit:.4f}$"),
+            (None, "仍取主例子 $f=[30,10,10,20]$ ms、$m=8$"),
+            (None, "反向耗时是前向的 2 倍（$b_p=2f_p$"),
         ],
     )
 
@@ -388,6 +396,13 @@ def test_numbers_memory(prose, out):
             (None, f"{CAMERAS} 路相机"),
             (None, f"每个参数 {BYTES_PER_PARAM} 字节"),
             (None, f"显卡按 {CARD // GiB} GiB 计，其中 {RESERVE // GiB} GiB"),
+            (None, f"ViT 约 {VIT_PARAMS / 1e8:g} 亿参数"),
+            (None, f"动作头约 {ACTION_PARAMS / 1e8:g} 亿参数"),
+            (None, f"词表 {VOCAB} 的嵌入层"),
+            (None, f"按重平衡结果 $[{','.join(map(str, after))}]$ 切到 {P} 张卡上"),
+            (None, f"前向耗时取重平衡后的 {loads[0]:g} ms，反向 {2 * loads[0]:g} ms"),
+            (None, f"stage 0 只剩 {after[0]} 层骨干"),
+            (None, f"保存全部 $m={M}$ 个微批次"),
         ],
     )
 
@@ -437,6 +452,8 @@ def test_numbers_nonuniform_layers(prose, out):
             (None, "后 8 层各多一个交叉注意力"),
             (None, "每层 2.75 ms，前 24 层每层 1.75 ms"),
             (None, "平均耗时仍是 2 ms"),
+            (None, f"头尾的固定开销仍是 {head:g} ms 和 {tail:g} ms"),
+            (None, f"1F1B（$b=2f$，$m={M}$）"),
         ],
     )
 

@@ -117,6 +117,23 @@ def artifacts(request) -> Path:
 
 
 @pytest.fixture()
+def steps(artifacts):
+    """``steps("label")`` records the time since the previous step into ``<artifacts>/steps.txt``."""
+    last = [time.monotonic()]
+    lines: list[str] = []
+
+    def step(label: str) -> None:
+        now = time.monotonic()
+        lines.append(f"{now - last[0]:7.2f} s  {label}")
+        last[0] = now
+
+    try:
+        yield step
+    finally:
+        (artifacts / "steps.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.fixture()
 def page(browser, artifacts, request):
     context = browser.new_context(viewport=VIEWPORT, locale="zh-CN")
     context.set_default_timeout(30_000)
@@ -319,62 +336,77 @@ def cell_index(notebook: Path) -> dict[str, int]:
     return out
 
 
-# True when the notebook's kernel is idle and no cell is queued or running ("[*]").
-_IDLE_JS = """() => {
-  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  if (!panel || !panel.sessionContext || !panel.content) return false;
-  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
-  if (!kernel || kernel.status !== 'idle') return false;
-  return !panel.content.widgets.some(c => c.model.type === 'code' && c.model.executionState === 'running');
-}"""
-
-_FIGURES_JS = """(i) => {
-  const cell = document.querySelector(`.jp-Notebook .jp-Cell[data-windowed-list-index="${i}"]`);
-  if (!cell) return [];
-  return [...cell.querySelectorAll('.jp-OutputArea-output img')].map(img => [img.complete, img.naturalWidth, img.naturalHeight]);
-}"""
-
-
 class NotebookUI:
-    """One notebook open in JupyterLab, driven as a person would: menus, clicks, the keyboard."""
+    """One notebook open in JupyterLab, driven as a person would: the menus, clicks on cells, the keyboard
+    in the cell editor. The page's ``window.jupyterapp`` (``--LabApp.expose_app_in_browser``) is only
+    read: to find this notebook's panel, its kernel status, and the cell models (to check that what was
+    typed is what the notebook holds)."""
 
     def __init__(self, page, lab: LabServer, path: str):
         self.page, self.lab, self.path = page, lab, path
         self.index = cell_index(lab.root_dir / path)
+        self.panel_id = ""
+
+    # -- page scripts run against this notebook's panel (found by id among the main-area widgets)
+    def _fn(self, body: str) -> str:
+        return (
+            "([id, arg]) => { const panel = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);"
+            " if (!panel) return null; " + body + " }"
+        )
+
+    def js(self, body: str, arg=None):
+        return self.page.evaluate(self._fn(body), [self.panel_id, arg])
+
+    def wait_js(self, body: str, arg=None, timeout: float = 90_000) -> None:
+        self.page.wait_for_function(self._fn(body), arg=[self.panel_id, arg], timeout=timeout)
+
+    def _i(self, key: str | int) -> int:
+        return self.index[key] if isinstance(key, str) else key
 
     # -- opening / waiting
-    def open(self, timeout: float = 90_000) -> NotebookUI:
-        self.page.goto(self.lab.url(f"lab/tree/{self.path}"))
-        self.page.wait_for_function(
-            """(name) => {
-              const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-              return !!(w && w.context && w.context.isReady && w.context.path.endsWith(name)
-                        && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel
-                        && w.sessionContext.session.kernel.status === 'idle');
-            }""",
-            arg=self.path.rsplit("/", 1)[-1],
-            timeout=timeout,
+    def open(self, workspace: str, timeout: float = 90_000) -> NotebookUI:
+        """Open the notebook in a fresh JupyterLab workspace (``?reset``: nothing restored from an earlier
+        page) and wait until its kernel is idle."""
+        self.page.goto(
+            f"{self.lab.base}/lab/workspaces/{workspace}/tree/{self.path}?reset&token={self.lab.token}"
         )
-        self.page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+        self.page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.shell)", timeout=timeout)
+        self.panel_id = self.page.wait_for_function(
+            """(path) => {
+              const w = [...window.jupyterapp.shell.widgets('main')].find(
+                w => w.context && w.context.path === path && w.content && w.sessionContext);
+              const kernel = w && w.context.isReady && w.sessionContext.session && w.sessionContext.session.kernel;
+              return kernel && kernel.status === 'idle' ? w.id : false;
+            }""",
+            arg=self.path,
+            timeout=timeout,
+        ).json_value()
+        self.cell(0).wait_for()
         return self
 
     def wait_idle(self, timeout: float = 90_000) -> None:
-        """Kernel idle and no cell running; checked twice 0.3 s apart (Run All queues cells one by one)."""
-        for _ in range(2):
-            self.page.wait_for_function(_IDLE_JS, timeout=timeout)
-            self.page.wait_for_timeout(300)
-        self.page.wait_for_function(_IDLE_JS, timeout=timeout)
+        """Kernel idle and no cell queued or running (Run All marks every queued cell as running at once);
+        checked twice, 0.25 s apart."""
+        body = """const k = panel.sessionContext.session && panel.sessionContext.session.kernel;
+                  return !!k && k.status === 'idle'
+                    && !panel.content.widgets.some(c => c.model.type === 'code' && c.model.executionState === 'running');"""
+        self.wait_js(body, timeout=timeout)
+        self.page.wait_for_timeout(250)
+        self.wait_js(body, timeout=timeout)
 
     # -- cells
     def cell(self, key: str | int):
-        i = self.index[key] if isinstance(key, str) else key
-        return self.page.locator(f'.jp-Notebook .jp-Cell[data-windowed-list-index="{i}"]')
+        return self.page.locator(
+            f'[id="{self.panel_id}"] .jp-Cell[data-windowed-list-index="{self._i(key)}"]'
+        )
 
     def scroll_to(self, key: str | int) -> None:
-        cell = self.cell(key)
-        cell.wait_for(state="attached")
-        cell.evaluate("e => e.scrollIntoView({block: 'start'})")
-        self.page.wait_for_timeout(200)
+        """Scroll the cell to the top of the notebook and let the page lay it out (two animation frames)."""
+        self.cell(key).wait_for(state="attached")
+        self.cell(key).evaluate(
+            "e => { e.scrollIntoView({block: 'start'});"
+            " return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }"
+        )
 
     def select(self, key: str | int) -> None:
         """Select a cell in command mode by clicking its prompt area (not its editor)."""
@@ -383,44 +415,43 @@ class NotebookUI:
         self.page.keyboard.press("Escape")
 
     def source(self, key: str | int) -> str:
-        i = self.index[key] if isinstance(key, str) else key
-        return self.page.evaluate(
-            "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource()", i
-        )
+        return self.js("return panel.content.widgets[arg].model.sharedModel.getSource();", self._i(key))
 
     def set_source(self, key: str | int, code: str) -> None:
         """Replace the cell's code through its CodeMirror editor: click, select all, insert the text
         (one input event, as a paste would be; typing key by key would trigger auto-indentation)."""
         self.scroll_to(key)
-        editor = self.cell(key).locator(".cm-content")
-        editor.click()
+        self.cell(key).locator(".cm-content").click()
         self.page.keyboard.press("ControlOrMeta+a")
         self.page.keyboard.insert_text(code)
         self.page.keyboard.press("Escape")  # back to command mode
         got = self.source(key)
-        assert got == code, f"the editor of cell {key!r} holds something else than what was inserted:\n{got[:500]}"
+        assert got == code, (
+            f"the editor of cell {key!r} holds something else than what was inserted:\n{got[:500]}"
+        )
 
     def outputs(self, key: str | int) -> str:
-        """The cell's outputs as displayed (scrolls the cell into view first)."""
+        """The cell's outputs as displayed (scrolled into view first)."""
         self.scroll_to(key)
         return self.cell(key).locator(".jp-OutputArea").inner_text()
 
     def wait_output(self, key: str | int, pattern: str, timeout: float = 90_000) -> str:
-        """Wait until the cell's output matches the regex ``pattern``, scroll it into view and check that
-        the text as displayed matches too; returns that text. (Off-screen cells are not laid out
-        — JupyterLab's windowing uses ``content-visibility`` — so the wait reads ``textContent``.)"""
-        i = self.index[key] if isinstance(key, str) else key
-        js = """([i, pattern, prop]) => {
-                  const cell = document.querySelector(`.jp-Notebook .jp-Cell[data-windowed-list-index="${i}"]`);
-                  const out = cell && cell.querySelector('.jp-OutputArea');
-                  return !!out && new RegExp(pattern).test(out[prop]);
-                }"""
+        """Wait until the cell's output matches the regex ``pattern``, scroll it into view and wait until
+        the text as displayed matches too; returns that text. (Off-screen cells are not laid out —
+        JupyterLab's windowing uses ``content-visibility`` — so the first wait reads ``textContent``.)"""
+        body = """const out = panel.content.widgets[arg[0]].node.querySelector('.jp-OutputArea');
+                  return !!out && new RegExp(arg[1]).test(out[arg[2]]);"""
+        i = self._i(key)
         try:
-            self.page.wait_for_function(js, arg=[i, pattern, "textContent"], timeout=timeout)
+            self.wait_js(body, [i, pattern, "textContent"], timeout=timeout)
             self.scroll_to(key)
-            self.page.wait_for_function(js, arg=[i, pattern, "innerText"], timeout=10_000)
+            self.wait_js(body, [i, pattern, "innerText"], timeout=10_000)
         except Exception as exc:
-            text = self.outputs(key) if self.cell(key).count() else "<cell not rendered>"
+            text = self.js(
+                "const o = panel.content.widgets[arg].node.querySelector('.jp-OutputArea');"
+                " return o ? o.textContent : '<no output area>';",
+                i,
+            )
             raise AssertionError(
                 f"cell {key!r}: no output matching {pattern!r}; it shows:\n{text}\n"
                 f"first error in the notebook: {self.first_error()}"
@@ -429,37 +460,37 @@ class NotebookUI:
 
     def first_error(self) -> str | None:
         """The first cell whose outputs hold an error (index, grade_id, ename: evalue), for diagnostics."""
-        found = self.page.evaluate(
-            """() => {
-              const cells = window.jupyterapp.shell.currentWidget.content.widgets;
-              for (let i = 0; i < cells.length; i++) {
-                if (cells[i].model.type !== 'code') continue;
-                const err = cells[i].model.outputs.toJSON().find(o => o.output_type === 'error');
-                if (err) return [i, `${err.ename}: ${err.evalue}`];
-              }
-              return null;
-            }"""
+        found = self.js(
+            """const cells = panel.content.widgets;
+               for (let i = 0; i < cells.length; i++) {
+                 if (cells[i].model.type !== 'code') continue;
+                 const err = cells[i].model.outputs.toJSON().find(o => o.output_type === 'error');
+                 if (err) return [i, `${err.ename}: ${err.evalue}`];
+               }
+               return null;"""
         )
         if not found:
             return None
         names = {i: k for k, i in self.index.items()}
         return f"cell {found[0]} ({names.get(found[0], '?')}): {found[1]}"
 
+    _FIGURES = """return [...panel.content.widgets[arg].node.querySelectorAll('.jp-OutputArea-output img')]
+                    .map(img => [img.complete, img.naturalWidth, img.naturalHeight]);"""
+
     def figures(self, key: str | int) -> list[list]:
         """[complete, naturalWidth, naturalHeight] of each image in the cell's outputs."""
-        i = self.index[key] if isinstance(key, str) else key
-        return self.page.evaluate(_FIGURES_JS, i)
+        return self.js(self._FIGURES, self._i(key))
 
     def wait_figure(self, key: str | int, timeout: float = 30_000) -> list[list]:
-        """Scroll the figure into view and wait until it has decoded with a non-zero size."""
+        """Scroll the figure into view and wait until every image in its output has decoded with a
+        non-zero size (and there is at least one)."""
         self.scroll_to(key)
-        i = self.index[key] if isinstance(key, str) else key
+        body = (
+            "const f = (() => { " + self._FIGURES + " })();"
+            " return f.length > 0 && f.every(x => x[0] && x[1] > 0 && x[2] > 0);"
+        )
         try:
-            self.page.wait_for_function(
-                f"(i) => {{ const f = ({_FIGURES_JS})(i); return f.length > 0 && f.every(x => x[0] && x[1] > 0 && x[2] > 0); }}",
-                arg=i,
-                timeout=timeout,
-            )
+            self.wait_js(body, self._i(key), timeout=timeout)
         except Exception as exc:
             hint = ""
             if os.environ.get("MPLBACKEND", "").lower() == "agg":
@@ -490,6 +521,7 @@ class NotebookUI:
         self.menu("Run", "Run Selected Cell and All Below")
 
     def screenshot(self, path: Path, key: str | int | None = None) -> Path:
+        """The whole page, with the cell ``key`` scrolled to the top of the notebook."""
         if key is not None:
             self.scroll_to(key)
         self.page.screenshot(path=str(path))
@@ -501,7 +533,7 @@ def notebook_ui(page, lab):
     opened: list[NotebookUI] = []
 
     def open_notebook(path: str) -> NotebookUI:
-        ui = NotebookUI(page, lab, path).open()
+        ui = NotebookUI(page, lab, path).open(workspace=f"test-{len(opened)}-{os.urandom(4).hex()}")
         opened.append(ui)
         return ui
 

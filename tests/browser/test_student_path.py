@@ -31,11 +31,12 @@ def assert_no_error(text: str, what: str) -> None:
     assert "Traceback" not in text and "❌" not in text, f"{what} shows an error:\n{text}"
 
 
-def test_lesson16_student_path(notebook_ui, artifacts):
+def test_lesson16_student_path(notebook_ui, artifacts, steps):
     """Lesson 16: figures render on Run All; reference → ✅ in both checks; a simulator that ignores the
     upstream stage → ❌ with expected and actual values in the simulator check."""
     mistakes = REPO / "autograder" / "16-asymmetric-pipeline" / "mistakes"
     nb = notebook_ui("16-asymmetric-pipeline/asymmetric_pipeline.ipynb")
+    steps("open the release, kernel idle")
     figure_cells = [k for k in nb.index if k.startswith("fig-")]
     assert "fig-gantt-main" in figure_cells and len(figure_cells) >= 3
 
@@ -48,6 +49,7 @@ def test_lesson16_student_path(notebook_ui, artifacts):
     assert "✅" not in out
     nb.screenshot(artifacts / "lesson16-timeline.png", "fig-gantt-main")
     assert re.search(r"总时间 T = 280", nb.outputs("fig-gantt-main"))
+    steps("run all, figures rendered")
 
     # 2. the reference implementation: both visible checks pass
     nb.set_source("exercise", (mistakes / "reference.py").read_text(encoding="utf-8"))
@@ -60,6 +62,7 @@ def test_lesson16_student_path(notebook_ui, artifacts):
         assert text.count("✅") >= 3, text
     assert "✅ [30, 10, 10, 20]、m = 8 的总时间" in sim
     nb.screenshot(artifacts / "lesson16-success.png", "simulator")
+    steps("reference: checks pass")
 
     # 3. a wrong simulator: the friendly message, with what was expected and what came back
     nb.set_source("exercise", (mistakes / "sim_ignores_upstream.py").read_text(encoding="utf-8"))
@@ -69,14 +72,16 @@ def test_lesson16_student_path(notebook_ui, artifacts):
     assert re.search(r"❌ \[30, 10, 10, 20\]、m = 8 的总时间：期望 280(\.0)?，实际得到 160(\.0)?", sim), sim
     assert "可视检查全部通过" not in sim
     nb.screenshot(artifacts / "lesson16-failure.png", "simulator")
+    steps("wrong simulator: friendly failure")
 
 
-def test_lesson03_student_path(notebook_ui, artifacts):
+def test_lesson03_student_path(notebook_ui, artifacts, steps):
     """Lesson 03: Run All stops at the first visible check (stub); the reference in the four exercise
     cells → all four checks ✅ and every figure rendered; a wrong ``stage_times`` (max/min) → ❌ with
     expected and actual values."""
     mistakes = REPO / "autograder" / "03-load-imbalance" / "mistakes"
     nb = notebook_ui("03-load-imbalance/load_imbalance.ipynb")
+    steps("open the release, kernel idle")
     exercises = {  # exercise cell → its visible-check cell, in notebook order
         "ex-stage-times": "stage_times",
         "ex-partition": "partition",
@@ -91,6 +96,7 @@ def test_lesson03_student_path(notebook_ui, artifacts):
     nb.run_all()
     nb.wait_output("stage_times", r"NotImplementedError")
     nb.wait_idle()
+    steps("run all: the first check meets the stub")
 
     # 2. the reference, one function per exercise cell: every check passes, every figure renders
     reference = split_functions((mistakes / "reference.py").read_text(encoding="utf-8"))
@@ -107,6 +113,7 @@ def test_lesson03_student_path(notebook_ui, artifacts):
         nb.wait_figure(key)
     nb.screenshot(artifacts / "lesson03-figure.png", figure_cells[0])
     nb.screenshot(artifacts / "lesson03-success.png", "stage_times")
+    steps("reference in 4 cells, run all: checks pass, figures rendered")
 
     # 3. a wrong stage_times (imbalance ratio max/min instead of max/mean)
     wrong = split_functions((mistakes / "stage_times_max_over_min.py").read_text(encoding="utf-8"))
@@ -116,3 +123,4 @@ def test_lesson03_student_path(notebook_ui, artifacts):
     nb.wait_idle()
     assert re.search(r"❌ [^\n]*不均衡比[^\n]*：期望 1\.4，实际得到 ", text), text
     nb.screenshot(artifacts / "lesson03-failure.png", "stage_times")
+    steps("wrong stage_times: friendly failure")

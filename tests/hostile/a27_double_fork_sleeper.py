@@ -8,15 +8,19 @@ import signal
 
 def daemon():
     try:
-        if os.fork() == 0:
+        pid = os.fork()
+    except OSError:  # the process limit: no daemon this time
+        return
+    if pid == 0:  # the intermediate child never returns into the caller, whatever happens
+        try:
             os.setsid()
             if os.fork() == 0:
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 signal.signal(signal.SIGHUP, signal.SIG_IGN)
                 os.execv("/bin/sleep", ["sleep", "{{MARKER}}"])
+        finally:
             os._exit(0)
-    except OSError:
-        pass
+    os.waitpid(pid, 0)
 
 
 daemon()
