@@ -30,6 +30,7 @@ AUTOGRADER_DIR = ROOT / "autograder"
 LESSONS_DIR = ROOT / "lessons"
 SOLUTIONS_DIR = ROOT / "solutions"
 ENGINE_VERSION = "1"
+LOAD_FAILED = "your code could not be loaded: "
 
 
 class RubricError(Exception):
@@ -292,7 +293,7 @@ def grade_extracted(assignment: Assignment, extracted: Extracted, isolation: str
     for err in sub.cell_errors:
         notes.append(f"code cell {err['cell']} raised: {err['error']}")
     if sub.load_error:
-        notes.append(f"your code could not be loaded: {sub.load_error}")
+        notes.append(f"{LOAD_FAILED}{sub.load_error}")
     if report.get("output_bytes", 0) > 0:
         notes.append(f"your code printed {report['output_bytes']} bytes (ignored for grading)")
     return score_items(assignment, outcomes, extracted.answers, confirmed), notes, report
@@ -339,6 +340,8 @@ def grade_notebook(assignment: Assignment, path: Path, student_id: str, isolatio
     tampered = [p for p in extracted.problems if p.startswith("tampered")]
     if tampered:
         result.status = "tampered: " + "; ".join(p.split(": ", 1)[1] for p in tampered)[:300]
+    elif any(n.startswith(LOAD_FAILED) for n in notes):  # graded (zero code points), but say why
+        result.status = "code did not load: " + next(n for n in notes if n.startswith(LOAD_FAILED))[len(LOAD_FAILED):]
     result.duration_s = round(time.monotonic() - started, 4)
     return result
 

@@ -9,15 +9,23 @@
   other screenshots.
 * ``artifacts``: the test's output folder for screenshots,
   ``build/test-artifacts/browser/<test name>/`` (``$BROWSER_ARTIFACTS`` overrides the root); emptied at
-  the start of the test so a run leaves only its own pictures.
+  the start of the test so a run leaves only its own pictures. ``steps`` writes ``steps.txt`` there.
 * ``lab``: a JupyterLab server (loopback, free port, random token) on a temporary COPY of ``lessons/``;
   the repository's lessons are never touched. Its config, settings, workspaces, runtime and IPython
   directories are temporary too, so nothing of the user's or of concurrent sessions leaks in.
 * ``notebook_ui``: opens a notebook in ``page`` and returns a :class:`NotebookUI` (run cells through the
   menus, type into a cell's editor, read outputs, take screenshots).
+* ``graded_class``: lesson 16's ``reference-notebook`` and one student with partial written answers from
+  the sample class, graded with ``grade_class`` into a temporary OUT, with formgrader
+  (``autograder.formgrader.start``) running on it.
+
+Speed (the suite must stay under 3 minutes on a loaded 2-core machine): at the first browser test, the
+servers the selected tests need are started in the background — JupyterLab boots, and the class is graded
+and formgrader started in a worker thread — and the student-path tests are ordered before the instructor
+path, so that grading overlaps with them.
 
 Every server is started in its own process group and stopped in a ``finally`` (SIGTERM, then SIGKILL),
-together with the kernels it started, also when the test fails.
+together with the kernels it started, also when a test fails.
 """
 
 from __future__ import annotations
@@ -32,13 +40,16 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from autograder.formgrader import free_port
+from autograder.formgrader import FormgraderServer, free_port
 
 REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 LESSONS = REPO / "lessons"
 ARTIFACTS_ROOT = Path(os.environ.get("BROWSER_ARTIFACTS") or REPO / "build" / "test-artifacts" / "browser")
 CHROMIUM_ARGS = [
@@ -59,6 +70,7 @@ LAB_SETTINGS = {
         "checkForUpdates": False,
     },
 }
+ASSIGNMENT_16, NOTEBOOK_16 = "16-asymmetric-pipeline", "asymmetric_pipeline"
 
 
 # --------------------------------------------------------------------------------------------- browser
@@ -83,7 +95,7 @@ def chromium_path() -> str:
 
 
 @pytest.fixture(scope="session")
-def browser(chromium_path):
+def browser(chromium_path, early):
     from playwright.sync_api import sync_playwright
 
     pw = sync_playwright().start()
@@ -97,6 +109,9 @@ def browser(chromium_path):
         pw.stop()
 
 
+_FAILED = pytest.StashKey[bool]()
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     report = yield
@@ -105,7 +120,18 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-_FAILED = pytest.StashKey[bool]()
+def _in_here(item) -> bool:
+    return HERE in Path(str(item.path)).resolve().parents
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Within this folder's tests, run the student paths first: the instructor's class is graded in the
+    background meanwhile (see ``early``). Other tests keep their places."""
+    slots = [i for i, item in enumerate(items) if _in_here(item)]
+    ours = [items[i] for i in slots]
+    ours.sort(key=lambda item: "graded_class" in getattr(item, "fixturenames", ()))  # stable
+    for i, item in zip(slots, ours, strict=True):
+        items[i] = item
 
 
 @pytest.fixture()
@@ -167,7 +193,7 @@ def _children(pid: int) -> list[int]:
 
 def stop_process_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
     """SIGTERM the group ``proc`` leads (it was started with ``start_new_session``), SIGKILL if it stays,
-    then SIGKILL any child of it (a kernel) that outlived it. Only processes this fixture started."""
+    then SIGKILL any child of it (a kernel) that outlived it. Only processes these fixtures started."""
     kids = _children(proc.pid) if proc.poll() is None else []
     for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
         if proc.poll() is not None:
@@ -188,8 +214,8 @@ def stop_process_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
 
 
 def isolated_jupyter_env(home: Path) -> dict[str, str]:
-    """Environment for a Jupyter server: temporary user config/settings/runtime dirs (the venv's
-    ``etc/jupyter`` still enables nbgrader), the venv's bin first on PATH."""
+    """Environment for a Jupyter server: temporary user config/settings/workspaces/runtime/IPython dirs
+    (the venv's ``etc/jupyter`` still enables nbgrader), the venv's bin first on PATH."""
     dirs = {
         "JUPYTER_CONFIG_DIR": home / "config",
         "JUPYTER_RUNTIME_DIR": home / "runtime",
@@ -210,7 +236,9 @@ def isolated_jupyter_env(home: Path) -> dict[str, str]:
 
 
 class LabServer:
-    """``jupyter lab`` on ``root_dir``, 127.0.0.1, a free port, a random token, in its own session."""
+    """``jupyter lab`` on ``root_dir``, 127.0.0.1, a free port, a random token, in its own session.
+    ``launch()`` returns at once; ``wait_ready()`` blocks until the API answers (relaunching on another
+    port if someone took ours before the server bound it)."""
 
     def __init__(self, root_dir: Path, home: Path):
         self.root_dir, self.home = root_dir, home
@@ -218,76 +246,66 @@ class LabServer:
         self.token = os.urandom(24).hex()
         self.proc: subprocess.Popen | None = None
         self.port = 0
+        self.env = isolated_jupyter_env(home)
 
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def url(self, path: str) -> str:
-        return f"{self.base}/{path.lstrip('/')}?token={self.token}"
+    def launch(self) -> LabServer:
+        self.port = free_port()
+        cmd = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--ServerApp.root_dir={self.root_dir}",
+            "--ServerApp.open_browser=False",
+            f"--IdentityProvider.token={self.token}",
+            "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, to read cell models back
+        ]
+        if os.geteuid() == 0:
+            cmd.append("--ServerApp.allow_root=True")
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                cmd,
+                cwd=self.root_dir,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        return self
 
-    def start(self, timeout: float = 90.0, attempts: int = 3) -> LabServer:
-        env = isolated_jupyter_env(self.home)
-        for attempt in range(attempts):  # a free port may be taken by someone else before we bind it
-            self.port = free_port()
-            cmd = [
-                sys.executable,
-                "-m",
-                "jupyterlab",
-                "--ServerApp.ip=127.0.0.1",
-                f"--ServerApp.port={self.port}",
-                "--ServerApp.port_retries=0",
-                f"--ServerApp.root_dir={self.root_dir}",
-                "--ServerApp.open_browser=False",
-                f"--IdentityProvider.token={self.token}",
-                "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, to read cell models back
-            ]
-            if os.geteuid() == 0:
-                cmd.append("--ServerApp.allow_root=True")
-            with open(self.log_path, "ab") as log:
-                self.proc = subprocess.Popen(
-                    cmd,
-                    cwd=self.root_dir,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            if self._wait_ready(timeout):
-                return self
-            if attempt == attempts - 1 or self.proc.poll() is None:
-                self.stop()
-                raise RuntimeError(f"JupyterLab did not start; log {self.log_path}:\n{self.log_tail()}")
-        raise AssertionError("unreachable")
+    def wait_ready(self, timeout: float = 90.0, attempts: int = 3) -> LabServer:
+        for attempt in range(attempts):
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                status, _ = self.request("GET", "/api/status", timeout=2.0)
+                if status == 200:
+                    return self
+                time.sleep(0.2)
+            if self.proc.poll() is None or attempt == attempts - 1:
+                break
+            self.launch()  # it exited: most likely the port was taken meanwhile
+        self.stop()
+        raise RuntimeError(f"JupyterLab did not start; log {self.log_path}:\n{self.log_tail()}")
 
-    def _wait_ready(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                return False
-            try:
-                req = urllib.request.Request(
-                    self.base + "/api/status", headers={"Authorization": f"token {self.token}"}
-                )
-                with urllib.request.urlopen(req, timeout=2.0) as resp:
-                    if resp.status == 200:
-                        return True
-            except (OSError, urllib.error.URLError):
-                pass
-            time.sleep(0.2)
-        return False
-
-    def request(self, method: str, path: str) -> tuple[int, object]:
+    def request(self, method: str, path: str, timeout: float = 10.0) -> tuple[int, object]:
         req = urllib.request.Request(
             self.base + path, method=method, headers={"Authorization": f"token {self.token}"}
         )
         try:
-            with urllib.request.urlopen(req, timeout=10.0) as resp:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
                 raw = resp.read()
                 return resp.status, json.loads(raw) if raw else None
         except urllib.error.HTTPError as e:
             return e.code, None
+        except (OSError, ValueError):
+            return 0, None
 
     def shutdown_kernels(self) -> None:
         """Free the CPU for the next test: delete every session (which shuts its kernel down)."""
@@ -307,19 +325,142 @@ class LabServer:
             stop_process_group(self.proc)
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory, chromium_path):
-    """JupyterLab on a temporary copy of lessons/ (shared by the student-path tests)."""
-    tmp = tmp_path_factory.mktemp("lab")
+def start_lab(tmp: Path) -> LabServer:
+    """Copy lessons/ into ``tmp`` and launch JupyterLab on the copy (returns at once)."""
     root = tmp / "lessons"
     shutil.copytree(LESSONS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    server = LabServer(root, tmp / "home")
+    return LabServer(root, tmp / "home").launch()
+
+
+# --------------------------------------------------------------------------------------------- instructor
+
+
+@dataclass
+class GradedClass:
+    out: Path
+    submissions: Path
+    student: str  # the student with partial written answers
+    results: dict = field(default_factory=dict)  # student_id -> SubmissionResult
+    server: FormgraderServer | None = None
+
+
+def _q1_answer(path: Path) -> str | None:
     try:
-        server.start()
-        yield server
+        nb = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:  # the sample class has a truncated file on purpose
+        return None
+    for cell in nb["cells"]:
+        if (cell["metadata"].get("nbgrader") or {}).get("grade_id") == "q1":
+            return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    return None
+
+
+def small_class(dest: Path, scratch: Path) -> tuple[Path, str]:
+    """The sample class cut down to lesson 16's ``reference-notebook`` and the first student whose written
+    answers are partial (the first paragraph of the reference). Returns (submissions dir, that student)."""
+    from autograder.demo import build_sample_class, first_sentence_answers, reference_answers
+    from autograder.engine import SOLUTIONS_DIR
+
+    everyone = build_sample_class(scratch)
+    source = json.loads((SOLUTIONS_DIR / ASSIGNMENT_16 / f"{NOTEBOOK_16}.ipynb").read_text(encoding="utf-8"))
+    partial_q1 = first_sentence_answers(reference_answers(source))["q1"]
+    nb = Path(ASSIGNMENT_16) / f"{NOTEBOOK_16}.ipynb"
+    students = sorted(p.name for p in everyone.iterdir() if (p / nb).is_file())
+    reference = [s for s in students if s.endswith("-reference-notebook")]
+    partial = [s for s in students if _q1_answer(everyone / s / nb) == partial_q1]
+    assert reference and partial, f"the sample class changed: {students}"
+    dest.mkdir(parents=True)
+    for student in (reference[0], partial[0]):
+        shutil.copytree(everyone / student / ASSIGNMENT_16, dest / student / ASSIGNMENT_16)
+    return dest, partial[0]
+
+
+def prepare_graded_class(tmp: Path, holder: GradedClass) -> GradedClass:
+    """Build, grade, start formgrader on OUT and wait until it answers (runs in a worker thread)."""
+    from autograder import formgrader
+    from autograder.batch import grade_class
+
+    holder.submissions, holder.student = small_class(tmp / "submitted", tmp / "everyone")
+    holder.results = {r.student_id: r for r in grade_class(holder.submissions, holder.out, quiet=True)}
+    holder.server = formgrader.start(holder.out, app="lab", log_path=tmp / "formgrader.log")
+    holder.server.wait_ready(timeout=90)
+    return holder
+
+
+# --------------------------------------------------------------------------------------------- early start
+
+
+@dataclass
+class Early:
+    lab: LabServer | None = None
+    graded: GradedClass | None = None
+    grading: Future | None = None
+    pool: ThreadPoolExecutor | None = None
+
+    def stop(self) -> None:
+        if self.grading is not None:
+            try:
+                self.grading.result(timeout=300)  # let the thread finish before stopping its server
+            except Exception:  # noqa: BLE001 - reported by the test that uses it
+                pass
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+        if self.graded is not None and self.graded.server is not None:
+            self.graded.server.stop()
+        if self.lab is not None:
+            self.lab.stop()
+
+
+@pytest.fixture(scope="session")
+def early(request, tmp_path_factory, chromium_path):
+    """Start, in the background, the servers the selected browser tests need (see the module docstring);
+    stop them all at the end of the session, whatever happened."""
+    needs = set()
+    for item in request.session.items:
+        if _in_here(item):
+            needs.update(getattr(item, "fixturenames", ()))
+    state = Early()
+    try:
+        if "lab" in needs:
+            state.lab = start_lab(tmp_path_factory.mktemp("lab"))
+        if "graded_class" in needs:
+            tmp = tmp_path_factory.mktemp("instructor")
+            state.graded = GradedClass(out=tmp / "out", submissions=tmp / "submitted", student="")
+            state.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graded-class")
+            state.grading = state.pool.submit(prepare_graded_class, tmp, state.graded)
+        yield state
     finally:
-        server.stop()
-    assert server.proc.poll() is not None, "JupyterLab is still running"
+        state.stop()
+        for proc in (
+            state.lab and state.lab.proc,
+            state.graded and state.graded.server and state.graded.server.proc,
+        ):
+            assert proc is None or proc.poll() is not None, (
+                "a server the browser tests started is still running"
+            )
+
+
+@pytest.fixture(scope="session")
+def lab(early, tmp_path_factory):
+    """JupyterLab on a temporary copy of lessons/ (shared by the student-path tests)."""
+    if early.lab is None:  # not foreseen at collection: start it now (``early`` still stops it)
+        early.lab = start_lab(tmp_path_factory.mktemp("lab"))
+    return early.lab.wait_ready()
+
+
+@pytest.fixture()
+def graded_class(early, tmp_path_factory) -> GradedClass:
+    """The graded small class with formgrader running on its OUT; formgrader is stopped after the test."""
+    if early.grading is None:  # not foreseen at collection: do it now (``early`` still stops it)
+        tmp = tmp_path_factory.mktemp("instructor")
+        early.graded = GradedClass(out=tmp / "out", submissions=tmp / "submitted", student="")
+        early.grading = Future()
+        early.grading.set_result(prepare_graded_class(tmp, early.graded))
+    graded = early.grading.result(timeout=300)
+    try:
+        yield graded
+    finally:
+        graded.server.stop()
 
 
 # --------------------------------------------------------------------------------------------- notebook UI
@@ -530,6 +671,8 @@ class NotebookUI:
 
 @pytest.fixture()
 def notebook_ui(page, lab):
+    """``notebook_ui(path)`` opens ``lessons/<path>`` (the temporary copy) in ``page``; the kernels are
+    shut down after the test."""
     opened: list[NotebookUI] = []
 
     def open_notebook(path: str) -> NotebookUI:
@@ -541,31 +684,3 @@ def notebook_ui(page, lab):
         yield open_notebook
     finally:
         lab.shutdown_kernels()
-
-
-# --------------------------------------------------------------------------------------------- formgrader
-
-
-@pytest.fixture()
-def start_formgrader(tmp_path, monkeypatch, chromium_path):
-    """``start_formgrader(OUT)`` → a ready ``autograder.formgrader.FormgraderServer`` (JupyterLab on OUT with
-    nbgrader's formgrader), with temporary Jupyter user dirs; stopped at the end of the test."""
-    from autograder import formgrader
-
-    servers = []
-
-    def start(out: Path):
-        for key, value in isolated_jupyter_env(tmp_path / "formgrader-home").items():
-            if key.startswith(("JUPYTER", "IPYTHON")) or key == "PATH":
-                monkeypatch.setenv(key, value)
-        server = formgrader.start(out, app="lab", log_path=tmp_path / "formgrader.log")
-        servers.append(server)
-        server.wait_ready(timeout=90)
-        return server
-
-    try:
-        yield start
-    finally:
-        for server in servers:
-            server.stop()
-            assert server.proc.poll() is not None, "formgrader is still running"

@@ -1,5 +1,7 @@
-"""The instructor's path in nbgrader's formgrader (JupyterLab 4) in headless Chromium: grade a small class,
-open formgrader, go to manual grading of lesson 16 → the notebook → one student's submission, find Q1
+"""The instructor's path in nbgrader's formgrader (JupyterLab 4) in headless Chromium: with a small class
+graded and formgrader started on its OUT (fixture ``graded_class`` in ``conftest.py``: lesson 16's
+``reference-notebook`` and one student with partial written answers, graded with ``grade_class``), open
+formgrader, go to manual grading of lesson 16 → the notebook → one student's submission, find Q1
 waiting for manual grading with the static-review suggestion in its comment box, set a score in the page,
 and check that ``python -m autograder export`` puts that score into ``grades.csv``.
 
@@ -10,19 +12,13 @@ Screenshots go to ``build/test-artifacts/browser/<test name>/`` (see ``conftest.
 from __future__ import annotations
 
 import csv
-import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-
-from autograder.batch import grade_class
-from autograder.demo import build_sample_class, first_sentence_answers, reference_answers
-from autograder.engine import SOLUTIONS_DIR
 
 pytestmark = pytest.mark.browser
 
@@ -31,46 +27,14 @@ ASSIGNMENT, NOTEBOOK = "16-asymmetric-pipeline", "asymmetric_pipeline"
 SUGGESTION = "[静态审查 / static review] 建议得分"
 
 
-def q1_answer(path: Path) -> str | None:
-    try:
-        nb = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:  # the class has a truncated file on purpose
-        return None
-    for cell in nb["cells"]:
-        if (cell["metadata"].get("nbgrader") or {}).get("grade_id") == "q1":
-            return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-    return None
-
-
-def small_class(dest: Path, scratch: Path) -> tuple[Path, str]:
-    """The sample class cut down to lesson 16's ``reference-notebook`` and the first student whose written
-    answers are partial (the first paragraph of the reference). Returns (submissions dir, that student)."""
-    everyone = build_sample_class(scratch)
-    source = json.loads((SOLUTIONS_DIR / ASSIGNMENT / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8"))
-    partial_q1 = first_sentence_answers(reference_answers(source))["q1"]
-    students = sorted(p.name for p in everyone.iterdir() if (p / ASSIGNMENT / f"{NOTEBOOK}.ipynb").is_file())
-    reference = [s for s in students if s.endswith("-reference-notebook")]
-    partial = [
-        s for s in students if q1_answer(everyone / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb") == partial_q1
-    ]
-    assert reference and partial, f"the sample class changed: {students}"
-    dest.mkdir(parents=True)
-    for student in (reference[0], partial[0]):
-        shutil.copytree(everyone / student / ASSIGNMENT, dest / student / ASSIGNMENT)
-    return dest, partial[0]
-
-
-def test_instructor_sets_q1_score_in_formgrader(tmp_path, page, start_formgrader, artifacts, steps):
-    submissions, student = small_class(tmp_path / "submitted", tmp_path / "everyone")
-    out = tmp_path / "out"
-    results = {r.student_id: r for r in grade_class(submissions, out, quiet=True)}
+def test_instructor_sets_q1_score_in_formgrader(graded_class, page, artifacts, steps):
+    out, student, results = graded_class.out, graded_class.student, graded_class.results
+    server = graded_class.server
     q1 = results[student].item("q1")
     assert q1.mode == "static review" and q1.message.startswith(SUGGESTION), q1.message
     score = 1.5 if q1.suggestion != 1.5 else 0.5  # differs from the suggestion: the page must have set it
-    steps("sample class built and graded")
+    steps("sample class graded, formgrader ready (prepared in the background)")
 
-    server = start_formgrader(out)
-    steps("formgrader ready")
     page.goto(server.url)  # /formgrader?token=… logs in, then only clicks
     page.get_by_role("link", name="Manual Grading").first.click()
     page.get_by_role("link", name=ASSIGNMENT).click()
