@@ -622,7 +622,7 @@ class NotebookUI:
         """[complete, naturalWidth, naturalHeight] of each image in the cell's outputs."""
         return self.js(self._FIGURES, self._i(key))
 
-    def wait_figure(self, key: str | int, timeout: float = 30_000) -> list[list]:
+    def wait_figure(self, key: str | int, timeout: float = 15_000) -> list[list]:
         """Scroll the figure into view and wait until every image in its output has decoded with a
         non-zero size (and there is at least one)."""
         self.scroll_to(key)
