@@ -16,6 +16,7 @@ from .batch import known_assignments
 from .engine import LESSONS_DIR, SOLUTIONS_DIR
 
 EXPECT = re.compile(r"^#\s*expect:\s*(.*)$", re.M)
+INCLUDE = re.compile(r"^#\s*include:\s*reference\s*$", re.M)
 
 
 def parse_expectations(code: str) -> dict[str, float]:
@@ -28,6 +29,18 @@ def parse_expectations(code: str) -> dict[str, float]:
         key, _, value = part.partition("=")
         out[key.strip()] = float(value)
     return out
+
+
+def mistake_code(path: Path, reference: Path | None = None) -> str:
+    """The code a mistake file stands for. A file with a ``# include: reference`` line is a patch: the
+    reference (``reference.py`` beside it, unless ``reference`` is given) followed by the file, which then
+    redefines only what it gets wrong. Any other file is complete and returned as it is. Read a file's
+    ``# expect:`` header from the file itself: the expanded code starts with the reference's."""
+    text = Path(path).read_text(encoding="utf-8")
+    if not INCLUDE.search(text):
+        return text
+    reference = Path(reference) if reference is not None else Path(path).parent / "reference.py"
+    return reference.read_text(encoding="utf-8") + f"\n\n# ---- {Path(path).name}: over the reference ----\n" + text
 
 
 def _load(path: Path) -> dict:
@@ -110,7 +123,7 @@ def build_sample_class(dest: Path) -> Path:
         mistakes = sorted((directory / "mistakes").glob("*.py"))
         for i, path in enumerate(mistakes):
             answers = variants[i % len(variants)]
-            nb = with_answers(with_code(release, path.read_text(encoding="utf-8")), answers)
+            nb = with_answers(with_code(release, mistake_code(path)), answers)
             students.append((path.stem, nb))
         # the source notebook itself: the reference goes through the same path as any student
         students.append(("reference-notebook", source))

@@ -122,8 +122,8 @@ def main() -> None:
         print(f"  engine, {mode:8s}: {t_box:6.2f} s  {n / t_box:6.1f} submissions/s")
         print(f"  engine, no sandbox: {t_none:6.2f} s  {n / t_none:6.1f} submissions/s")
         print(f"  nbgrader autograde: {t_nb:6.2f} s  {n / t_nb:6.2f} submissions/s (start-up included)")
-        print(f"  ratio engine/nbgrader: {t_nb / t_box:.1f}x (target >= 20x); "
-              f"sandboxed vs unsandboxed: {t_box / t_none:.2f}x slower (target <= 2x)")
+        print(f"  throughput ratio engine/nbgrader: {t_nb / t_box:.1f}x (target >= 20x)")
+        print(f"  time ratio sandboxed/unsandboxed: {t_box / t_none:.2f} (target <= 2)")
         agree = compared = 0
         for r in ours:
             nb_scores = theirs.get((r.student_id, r.assignment_id), {})
@@ -136,7 +136,8 @@ def main() -> None:
                 else:
                     print(f"  differs: {r.student_id} {it.id}: engine {it.score:g}, nbgrader "
                           f"{nb_scores.get(it.id, 0.0):g}")
-        print(f"  code scores identical on {agree}/{compared} all-or-nothing items")
+        print(f"  code scores identical on {agree}/{compared} all-or-nothing items (a difference is expected where "
+              "nbgrader's check cell also runs the visible checks, which call the other, wrong method)")
 
 
 if __name__ == "__main__":

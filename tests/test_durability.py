@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.demo import parse_expectations, with_code
+from autograder.demo import mistake_code, parse_expectations, with_code
 from autograder.sandbox import LIMITS_ENV, resolve_isolation
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +41,7 @@ def build_class(subs: Path, out: Path) -> dict[str, dict]:
     release = json.loads(RELEASE.read_text(encoding="utf-8"))
     codes: dict[str, str] = {"s00-reference": REFERENCE}
     for path in sorted(MISTAKES.glob("*.py"))[:8]:
-        codes[f"s-{path.stem.replace('_', '-')}"] = path.read_text(encoding="utf-8")
+        codes[f"s-{path.stem.replace('_', '-')}"] = mistake_code(path)
     for i in range(3):
         codes[f"s9{i}-slow"] = "# expect: simulator=0 solver=2\n" + REFERENCE + SLOW
     codes["s50-writes-gradebook"] = (

@@ -24,7 +24,7 @@ import pytest
 
 from autograder import engine
 from autograder.batch import grade_class
-from autograder.demo import parse_expectations, with_code
+from autograder.demo import mistake_code, parse_expectations, with_code
 from autograder.sandbox import LIMITS_ENV, resolve_isolation
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,9 +52,7 @@ def snippets() -> dict[str, Path]:
 
 
 def build_code(path: Path, values: dict[str, str]) -> str:
-    text = path.read_text(encoding="utf-8")
-    if "# include: reference" in text:
-        text = REFERENCE.read_text(encoding="utf-8") + "\n\n# ---- hostile part ----\n" + text
+    text = mistake_code(path, reference=REFERENCE)  # `# include: reference` → lesson 16's reference first
     for key, value in values.items():
         text = text.replace("{{" + key + "}}", value)
     return text

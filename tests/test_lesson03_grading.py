@@ -1,8 +1,9 @@
 """Lesson 03: every typical mistake gets exactly the code scores its file promises.
 
-Each file in ``autograder/03-load-imbalance/mistakes/`` is the complete exercise code (all four
-functions) with one thing wrong -- or, for ``reference``, nothing; ``release_stub`` and ``empty`` are the
-unsolved release and an empty submission. Each starts with
+Each file in ``autograder/03-load-imbalance/mistakes/`` stands for the exercise code (all four functions)
+with one thing wrong -- or, for ``reference``, nothing; ``release_stub`` and ``empty`` are the unsolved
+release and an empty submission. The mistakes are patches (``# include: reference``: the reference, then
+the one wrong function redefined), expanded by ``autograder.demo.mistake_code``. Each starts with
 ``# expect: stage_times=<s> partition=<s> scheduling=<s> frontier=<s>`` and is graded by the real engine
 (sandboxed worker, the assignment's hidden tests); the scores must match exactly (4 decimals).
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from autograder.demo import mistake_code
 from autograder.engine import grade_code
 
 ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "03-load-imbalance"
@@ -66,8 +68,9 @@ def test_rubric_points_and_pass_line():
 
 @pytest.mark.parametrize("path", MISTAKES, ids=[p.stem for p in MISTAKES])
 def test_mistake_scores_exactly_as_stated(path: Path):
-    code = path.read_text(encoding="utf-8")
-    expected = expected_scores(code)
+    text = path.read_text(encoding="utf-8")  # the file's own header (an expanded patch starts with the reference's)
+    code = mistake_code(path)
+    expected = expected_scores(text)
     scores = grade_code(ASSIGNMENT, code)
     got = {item: scores.get(item) for item in expected}
     assert got == pytest.approx(expected, abs=1e-4), f"{path.name}: expected {expected}, engine gave {got}"

@@ -1,10 +1,12 @@
 """CI teeth for lesson 16: every typical mistake gets exactly the code scores its file promises.
 
-Each file in ``autograder/16-asymmetric-pipeline/mistakes/`` is a complete exercise class that gets one
+Each file in ``autograder/16-asymmetric-pipeline/mistakes/`` stands for an exercise class that gets one
 thing wrong (or, for the reference and the correct alternatives, nothing) and starts with
-``# expect: simulator=<score> solver=<score>``. The file is graded by the real engine, through the
-sandboxed worker, with the assignment's hidden tests; the scores must match exactly (the engine rounds
-to 4 decimals). The same files feed the demo class.
+``# expect: simulator=<score> solver=<score>``. Most are patches (``# include: reference``: the reference
+followed by a subclass that overrides the one wrong method, expanded by ``autograder.demo.mistake_code``);
+the reference, the release stub and the alternative solutions are complete files. The code is graded by
+the real engine, through the sandboxed worker, with the assignment's hidden tests; the scores must match
+exactly (the engine rounds to 4 decimals). The same files feed the demo class.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.demo import mistake_code
 from autograder.engine import grade_code
 
 ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "16-asymmetric-pipeline"
@@ -55,8 +58,9 @@ def test_catalogue_is_complete_and_annotated():
     [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else []) for p in MISTAKES],
 )
 def test_mistake_scores_exactly_as_stated(path: Path):
-    code = path.read_text(encoding="utf-8")
-    match = EXPECT.search(code)
+    text = path.read_text(encoding="utf-8")  # the file's own header (an expanded patch starts with the reference's)
+    code = mistake_code(path)
+    match = EXPECT.search(text)
     assert match, f"{path.name} has no '# expect:' header"
     expected = {"simulator": float(match[1]), "solver": float(match[2])}
     scores = grade_code(ASSIGNMENT, code)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder.demo import mistake_code
+
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,7 +84,7 @@ def test_lesson16_student_path(notebook_ui, artifacts, steps):
     steps("reference: checks pass")
 
     # 3. a wrong simulator: the friendly message, with what was expected and what came back
-    nb.set_source("exercise", (mistakes / "sim_ignores_upstream.py").read_text(encoding="utf-8"))
+    nb.set_source("exercise", mistake_code(mistakes / "sim_ignores_upstream.py"))
     nb.run_from("exercise")
     sim = nb.wait_output("simulator", FRIENDLY_FAILURE)
     nb.wait_idle()
