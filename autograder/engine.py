@@ -123,8 +123,14 @@ def _check_rubric(rubric: dict, path: Path) -> None:
             raise RubricError(f"{path}: duplicate item id {it['id']}")
         ids.add(it["id"])
         if it["kind"] == "written":
+            from .written import validate_item
+
+            try:
+                validate_item(it)
+            except ValueError as exc:
+                raise RubricError(f"{path}: {exc}") from None
             total = sum(float(c.get("points", 0)) for c in it.get("criteria", []))
-            if it.get("criteria") and abs(total - float(it["points"])) > 1e-9:
+            if abs(total - float(it["points"])) > 1e-9:
                 raise RubricError(f"{path}: item {it['id']}: criteria points {total} != item points {it['points']}")
     total = sum(float(it["points"]) for it in rubric["items"])
     if float(rubric.get("pass_line", 0)) > total:

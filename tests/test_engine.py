@@ -158,3 +158,11 @@ def test_bad_input_gives_clear_errors(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "nope"), "--out",
                            str(tmp_path / "o")], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "not a directory" in proc.stderr
+
+
+def test_rubric_rejects_written_items_without_criteria(tmp_path):
+    release = tmp_path / "tiny.ipynb"
+    release.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    d = _tiny_assignment(tmp_path, "", "  - {id: q9, kind: written, points: 2}\n")
+    with pytest.raises(RubricError, match="no criteria"):
+        Assignment.load(d, release=release)
