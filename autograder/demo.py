@@ -14,6 +14,7 @@ import yaml
 
 from .batch import known_assignments
 from .engine import LESSONS_DIR, SOLUTIONS_DIR
+from .notebook import SourceInfo, neutralise_magics
 
 EXPECT = re.compile(r"^#\s*expect:\s*(.*)$", re.M)
 INCLUDE = re.compile(r"^#\s*include:\s*reference\s*$", re.M)
@@ -31,16 +32,35 @@ def parse_expectations(code: str) -> dict[str, float]:
     return out
 
 
-def mistake_code(path: Path, reference: Path | None = None) -> str:
+def reference_cells(assignment_dir: Path) -> dict[str, str]:
+    """The reference implementation, from its one source: the solution code cells of the assignment's
+    source notebook (``solutions/<assignment>/<notebook>.ipynb``, named by ``assignment_dir``'s rubric),
+    {grade_id: code} in notebook order, IPython lines commented out as the grader does."""
+    rubric = yaml.safe_load((Path(assignment_dir) / "rubric.yaml").read_text(encoding="utf-8"))
+    source = SourceInfo.from_notebook(SOLUTIONS_DIR / rubric["assignment"] / (rubric["notebook"] + ".ipynb"))
+    return {
+        c.grade_id: neutralise_magics(c.source)[0]
+        for c in source.cells
+        if c.role == "solution" and c.cell_type == "code"
+    }
+
+
+def reference_code(assignment_dir: Path) -> str:
+    """The reference's code cells (``reference_cells``) as one module, in notebook order."""
+    return "\n\n\n".join(reference_cells(assignment_dir).values()) + "\n"
+
+
+def mistake_code(path: Path, reference: str | None = None) -> str:
     """The code a mistake file stands for. A file with a ``# include: reference`` line is a patch: the
-    reference (``reference.py`` beside it, unless ``reference`` is given) followed by the file, which then
-    redefines only what it gets wrong. Any other file is complete and returned as it is. Read a file's
-    ``# expect:`` header from the file itself: the expanded code starts with the reference's."""
+    reference code (``reference_code`` of the assignment the file belongs to, ``path.parent.parent``,
+    unless ``reference`` is given) followed by the file, which then redefines only what it gets wrong.
+    Any other file is complete and returned as it is."""
     text = Path(path).read_text(encoding="utf-8")
     if not INCLUDE.search(text):
         return text
-    reference = Path(reference) if reference is not None else Path(path).parent / "reference.py"
-    return reference.read_text(encoding="utf-8") + f"\n\n# ---- {Path(path).name}: over the reference ----\n" + text
+    if reference is None:
+        reference = reference_code(Path(path).resolve().parent.parent)
+    return reference + f"\n\n# ---- {Path(path).name}: over the reference ----\n" + text
 
 
 def _load(path: Path) -> dict:
@@ -120,11 +140,12 @@ def build_sample_class(dest: Path) -> Path:
         ref_answers = reference_answers(source)
         variants = [ref_answers, first_sentence_answers(ref_answers), keyword_answers(rubric), {}]
         students: list[tuple[str, dict | bytes]] = []
-        mistakes = sorted((directory / "mistakes").glob("*.py"))
-        for i, path in enumerate(mistakes):
+        # the catalogue, plus the reference's code cells as a submission of their own
+        codes = [(p.stem, mistake_code(p)) for p in (directory / "mistakes").glob("*.py")]
+        codes = sorted([*codes, ("reference", reference_code(directory))])
+        for i, (name, code) in enumerate(codes):
             answers = variants[i % len(variants)]
-            nb = with_answers(with_code(release, mistake_code(path)), answers)
-            students.append((path.stem, nb))
+            students.append((name, with_answers(with_code(release, code), answers)))
         # the source notebook itself: the reference goes through the same path as any student
         students.append(("reference-notebook", source))
         students.append(("untouched-release", release))

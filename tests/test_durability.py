@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from autograder.demo import mistake_code, parse_expectations, with_code
+from autograder.demo import mistake_code, parse_expectations, reference_code, with_code
 from autograder.sandbox import LIMITS_ENV, resolve_isolation
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "16-asymmetric-pipeline"
 RELEASE = ROOT / "lessons" / A / "asymmetric_pipeline.ipynb"
 MISTAKES = ROOT / "autograder" / A / "mistakes"
-REFERENCE = (MISTAKES / "reference.py").read_text(encoding="utf-8") if MISTAKES.is_dir() else ""
+REFERENCE = reference_code(MISTAKES.parent) if MISTAKES.is_dir() else ""  # the source notebook's solution cells
 SLOW = (
     "\n_Ref = AsymmetricPipelineScheduler\n\n\nclass AsymmetricPipelineScheduler(_Ref):\n"
     "    def simulate_1f1b_execution(self, *args):\n        while True:\n            pass\n"
@@ -39,7 +39,7 @@ def build_class(subs: Path, out: Path) -> dict[str, dict]:
     """~14 submissions: the reference, typical mistakes, three slow ones (so the kill lands mid-batch)
     and one that tries to write the gradebook from inside its sandbox."""
     release = json.loads(RELEASE.read_text(encoding="utf-8"))
-    codes: dict[str, str] = {"s00-reference": REFERENCE}
+    codes: dict[str, str] = {"s00-reference": "# expect: simulator=2 solver=2\n" + REFERENCE}
     for path in sorted(MISTAKES.glob("*.py"))[:8]:
         codes[f"s-{path.stem.replace('_', '-')}"] = mistake_code(path)
     for i in range(3):

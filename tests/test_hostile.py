@@ -24,14 +24,14 @@ import pytest
 
 from autograder import engine
 from autograder.batch import grade_class
-from autograder.demo import mistake_code, parse_expectations, with_code
+from autograder.demo import mistake_code, parse_expectations, reference_code, with_code
 from autograder.sandbox import LIMITS_ENV, resolve_isolation
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 ASSIGNMENT = "16-asymmetric-pipeline"
 RELEASE = ROOT / "lessons" / ASSIGNMENT / "asymmetric_pipeline.ipynb"
-REFERENCE = ROOT / "autograder" / ASSIGNMENT / "mistakes" / "reference.py"
+REFERENCE = reference_code(ROOT / "autograder" / ASSIGNMENT)  # the source notebook's solution cells
 TEST_LIMITS = {
     "call_timeout": 1.0,
     "load_timeout": 3.0,
@@ -52,7 +52,7 @@ def snippets() -> dict[str, Path]:
 
 
 def build_code(path: Path, values: dict[str, str]) -> str:
-    text = mistake_code(path, reference=REFERENCE)  # `# include: reference` → lesson 16's reference first
+    text = mistake_code(path, reference=REFERENCE)  # `# include: reference` → lesson 16's reference code first
     for key, value in values.items():
         text = text.replace("{{" + key + "}}", value)
     return text

@@ -1,11 +1,13 @@
 """Lesson 03: every typical mistake gets exactly the code scores its file promises.
 
 Each file in ``autograder/03-load-imbalance/mistakes/`` stands for the exercise code (all four functions)
-with one thing wrong -- or, for ``reference``, nothing; ``release_stub`` and ``empty`` are the unsolved
-release and an empty submission. The mistakes are patches (``# include: reference``: the reference, then
-the one wrong function redefined), expanded by ``autograder.demo.mistake_code``. Each starts with
+with one thing wrong; ``release_stub`` and ``empty`` are the unsolved release and an empty submission.
+The mistakes are patches (``# include: reference``: the reference -- the source notebook's four solution
+code cells, ``autograder.demo.reference_code`` -- then the one wrong function redefined), expanded by
+``autograder.demo.mistake_code``. Each starts with
 ``# expect: stage_times=<s> partition=<s> scheduling=<s> frontier=<s>`` and is graded by the real engine
-(sandboxed worker, the assignment's hidden tests); the scores must match exactly (4 decimals).
+(sandboxed worker, the assignment's hidden tests); the scores must match exactly (4 decimals). The
+reference code itself must get every point.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.demo import mistake_code
+from autograder.demo import mistake_code, reference_code
 from autograder.engine import grade_code
 
 ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "03-load-imbalance"
@@ -25,7 +27,6 @@ EXPECT = re.compile(r"^# expect: ((?:\w+=[0-9.]+\s*)+)$", re.MULTILINE)
 CODE_ITEMS = ("stage_times", "partition", "scheduling", "frontier")
 
 REQUIRED = {
-    "reference",
     "release_stub",
     "empty",
     "stage_times_max_over_min",
@@ -62,8 +63,14 @@ def test_rubric_points_and_pass_line():
     points = {it["id"]: float(it["points"]) for it in rubric["items"]}
     assert points == {"stage_times": 2, "partition": 2, "scheduling": 2, "frontier": 1, "q1": 1, "q2": 2}
     assert rubric["pass_line"] == 8
-    ref = expected_scores((ASSIGNMENT / "mistakes" / "reference.py").read_text(encoding="utf-8"))
-    assert ref == {k: points[k] for k in CODE_ITEMS}
+
+
+def test_reference_code_earns_full_marks():
+    rubric = yaml.safe_load((ASSIGNMENT / "rubric.yaml").read_text(encoding="utf-8"))
+    points = {it["id"]: float(it["points"]) for it in rubric["items"] if it["kind"] == "code"}
+    assert set(points) == set(CODE_ITEMS)
+    scores = grade_code(ASSIGNMENT, reference_code(ASSIGNMENT))
+    assert {item: scores.get(item) for item in CODE_ITEMS} == pytest.approx(points, abs=1e-4)
 
 
 @pytest.mark.parametrize("path", MISTAKES, ids=[p.stem for p in MISTAKES])

@@ -7,7 +7,8 @@
   here (closed forms, the activation formula, brute force), and found both in the prose and in the output
   of the cell that prints it.
 
-The source is executed once for this module (the lesson's own tests execute it separately).
+The source is executed once per session, shared with the lesson's own tests (``executed_notebook`` in
+tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import json
 import math
 import re
 import statistics
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -56,21 +56,8 @@ def source() -> dict:
 
 
 @pytest.fixture(scope="module")
-def executed():
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(SOURCE, as_version=4)
-    client = NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=60,
-        allow_errors=True,
-        resources={"metadata": {"path": str(SOURCE.parent)}},
-    )
-    start = time.perf_counter()
-    client.execute()
-    return nb, time.perf_counter() - start
+def executed(executed_notebook):
+    return executed_notebook(SOURCE)
 
 
 @pytest.fixture(scope="module")

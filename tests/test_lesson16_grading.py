@@ -1,12 +1,13 @@
 """CI teeth for lesson 16: every typical mistake gets exactly the code scores its file promises.
 
 Each file in ``autograder/16-asymmetric-pipeline/mistakes/`` stands for an exercise class that gets one
-thing wrong (or, for the reference and the correct alternatives, nothing) and starts with
+thing wrong (or, for the correct alternatives, nothing) and starts with
 ``# expect: simulator=<score> solver=<score>``. Most are patches (``# include: reference``: the reference
-followed by a subclass that overrides the one wrong method, expanded by ``autograder.demo.mistake_code``);
-the reference, the release stub and the alternative solutions are complete files. The code is graded by
-the real engine, through the sandboxed worker, with the assignment's hidden tests; the scores must match
-exactly (the engine rounds to 4 decimals). The same files feed the demo class.
+-- the source notebook's solution code cells, ``autograder.demo.reference_code`` -- followed by a subclass
+that overrides the one wrong method, expanded by ``autograder.demo.mistake_code``); the release stub and
+the alternative solutions are complete files. The code is graded by the real engine, through the
+sandboxed worker, with the assignment's hidden tests; the scores must match exactly (the engine rounds to
+4 decimals). The reference code itself must get every point. The same files feed the demo class.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
-from autograder.demo import mistake_code
+from autograder.demo import mistake_code, reference_code
 from autograder.engine import grade_code
 
 ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "16-asymmetric-pipeline"
@@ -25,7 +27,6 @@ EXPECT = re.compile(r"^# expect: simulator=([0-9.]+) solver=([0-9.]+)\s*$", re.M
 
 # The catalogue the rubric relies on (demo class, README); more files may be added.
 REQUIRED = {
-    "reference",
     "closed_form",
     "release_stub",
     "hardcoded_seed_answer",
@@ -51,6 +52,13 @@ def test_catalogue_is_complete_and_annotated():
     assert REQUIRED <= names, f"missing mistake files: {sorted(REQUIRED - names)}"
     for path in MISTAKES:
         assert EXPECT.search(path.read_text(encoding="utf-8")), f"{path.name} has no '# expect:' header"
+
+
+def test_reference_code_earns_full_marks():
+    rubric = yaml.safe_load((ASSIGNMENT / "rubric.yaml").read_text(encoding="utf-8"))
+    points = {it["id"]: float(it["points"]) for it in rubric["items"] if it["kind"] == "code"}
+    scores = grade_code(ASSIGNMENT, reference_code(ASSIGNMENT))
+    assert {item: scores.get(item) for item in points} == pytest.approx(points, abs=1e-4)
 
 
 @pytest.mark.parametrize(

@@ -34,24 +34,6 @@ def _src(cell) -> str:
     return s if isinstance(s, str) else "".join(s)
 
 
-def execute(path: Path):
-    """Run every cell in a fresh python3 kernel, continuing after errors; returns (notebook, seconds)."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=60,
-        allow_errors=True,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    start = time.perf_counter()
-    client.execute()
-    return nb, time.perf_counter() - start
-
-
 def errors(nb) -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list[tuple[str, str]]] = {}
     for cell in nb.cells:
@@ -76,13 +58,13 @@ def images(nb) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def executed_source():
-    return execute(SOURCE)[0]
+def executed_source(executed_notebook):
+    return executed_notebook(SOURCE)[0]  # shared with test_lesson16_extension (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
-def executed_release():
-    return execute(RELEASE)
+def executed_release(executed_notebook):
+    return executed_notebook(RELEASE)
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,13 @@ import nbformat
 import pytest
 
 from autograder import notebook as nbmod
-from autograder.demo import with_code
+from autograder.demo import reference_code, with_code
 from autograder.notebook import SourceInfo, UnreadableNotebook, extract
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "16-asymmetric-pipeline"
 RELEASE = ROOT / "lessons" / A / "asymmetric_pipeline.ipynb"
-REFERENCE = (ROOT / "autograder" / A / "mistakes" / "reference.py").read_text(encoding="utf-8")
+REFERENCE = reference_code(ROOT / "autograder" / A)  # the source notebook's solution cells
 WRITTEN = ["q1", "q2", "q3"]
 STUB = "class AsymmetricPipelineScheduler:\n    pass\n"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.demo import mistake_code
+from autograder.demo import mistake_code, reference_cells
 
 pytestmark = pytest.mark.browser
 
@@ -53,7 +53,8 @@ def assert_no_error(text: str, what: str) -> None:
 def test_lesson16_student_path(notebook_ui, artifacts, steps):
     """Lesson 16: figures render on Run All; reference → ✅ in both checks; a simulator that ignores the
     upstream stage → ❌ with expected and actual values in the simulator check."""
-    mistakes = REPO / "autograder" / "16-asymmetric-pipeline" / "mistakes"
+    assignment = REPO / "autograder" / "16-asymmetric-pipeline"
+    mistakes = assignment / "mistakes"
     nb = notebook_ui("16-asymmetric-pipeline/asymmetric_pipeline.ipynb")
     steps("open the release, kernel idle")
     figure_cells = [k for k in nb.index if k.startswith("fig-")]
@@ -70,8 +71,8 @@ def test_lesson16_student_path(notebook_ui, artifacts, steps):
     assert re.search(r"总时间 T = 280", nb.outputs("fig-gantt-main"))
     steps("run all, figures rendered")
 
-    # 2. the reference implementation: both visible checks pass
-    nb.set_source("exercise", (mistakes / "reference.py").read_text(encoding="utf-8"))
+    # 2. the reference implementation (the source notebook's solution cell): both visible checks pass
+    nb.set_source("exercise", reference_cells(assignment)["exercise"])
     nb.run_from("exercise")
     sim = nb.wait_output("simulator", r"simulator：可视检查全部通过")
     sol = nb.wait_output("solver", r"solver：可视检查全部通过")
@@ -98,7 +99,8 @@ def test_lesson03_student_path(notebook_ui, artifacts, steps):
     """Lesson 03: the reference in the four exercise cells, Run All → all four checks ✅ and every figure
     rendered; a wrong ``stage_times`` (max/min) → ❌ with expected and actual values. (Run All on the
     untouched release is covered by the lesson 16 test; skipped here to keep the suite under 3 minutes.)"""
-    mistakes = REPO / "autograder" / "03-load-imbalance" / "mistakes"
+    assignment = REPO / "autograder" / "03-load-imbalance"
+    mistakes = assignment / "mistakes"
     nb = notebook_ui("03-load-imbalance/load_imbalance.ipynb")
     steps("open the release, kernel idle")
     exercises = {  # exercise cell → its visible-check cell, in notebook order
@@ -111,11 +113,11 @@ def test_lesson03_student_path(notebook_ui, artifacts, steps):
     figure_cells = [k for k in nb.index if k.startswith("fig-")]
     assert len(figure_cells) >= 2
 
-    # 1. the reference, one function per exercise cell: every check passes, every figure renders
-    reference = split_functions((mistakes / "reference.py").read_text(encoding="utf-8"))
+    # 1. the reference, each source solution cell in its exercise cell: every check passes, figures render
+    reference = reference_cells(assignment)
+    assert set(reference) == set(exercises)
     for cell in exercises:
-        name = re.search(r"(?m)^def (\w+)", nb.source(cell)).group(1)
-        nb.set_source(cell, reference[name])
+        nb.set_source(cell, reference[cell])
     nb.run_all()
     for check in exercises.values():
         text = nb.wait_output(check, rf"{check}：可视检查全部通过")

@@ -1,21 +1,29 @@
 # expect: simulator=1.875 solver=1.75
 # include: reference
 # Correct results on valid input, but no input validation at all: loses exactly the two validation
-# tests (simulator 1 of 16 -> 2 - 0.125; solver 2 of 16 -> 2 - 0.25). Here the reference's checking
-# helpers accept anything, and the solver is the reference's without its checks.
+# tests (simulator 1 of 16 -> 2 - 0.125; solver 2 of 16 -> 2 - 0.25). Here both methods are the
+# finish-time recurrence and water-filling without their checks.
+import heapq
+import math
 
 _Reference = AsymmetricPipelineScheduler
 
 
-def _latencies(values):
-    return [float(v) for v in values]  # BUG: empty, negative, NaN and infinite latencies go through
-
-
-def _count(value, what):
-    return value  # BUG: 0, negative, 2.5 or "3" microbatches go through
-
-
 class AsymmetricPipelineScheduler(_Reference):
+    def simulate_1f1b_execution(self, stage_latencies, num_microbatches):
+        lat = [float(v) for v in stage_latencies]  # BUG: empty, negative, NaN and infinite latencies go through
+        m = num_microbatches  # BUG: 0, negative, 2.5 or "3" microbatches go through
+        upstream = [0.0] * m  # finish times of microbatches 0..m-1 on the previous stage
+        for t in lat:
+            clock = 0.0
+            for k in range(m):
+                clock = max(clock, upstream[k]) + t  # own previous microbatch, then upstream's k
+                upstream[k] = clock
+        total = float(upstream[-1])
+        if total == 0.0:
+            return 0.0, 0.0
+        return total, 1.0 - m * math.fsum(lat) / (len(lat) * total)
+
     def solve_optimal_layer_partition(
         self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages
     ):

@@ -4,6 +4,7 @@
 # the others' load ends with 0 layers. Right whenever no stage needs the ">= 1" floor; loses the
 # heavy-ends test (2 of 16) and the layers == stages case of the degenerate test (1 of 16).
 # (Validation is the reference's: the override calls it first.)
+import heapq
 
 _Reference = AsymmetricPipelineScheduler
 

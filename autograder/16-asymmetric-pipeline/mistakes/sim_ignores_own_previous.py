@@ -3,15 +3,15 @@
 # Simulator mistake: a stage starts microbatch k as soon as stage p-1 has finished it, as if a stage
 # could run several microbatches at once (ignores its own previous microbatch), so total_time = sum(t).
 # Right only for m = 1 (and all-zero latencies); keeps m = 1, all-zero, not-modified, float types and
-# validation: 0.5 * 4 + 1 = 3 of 16.
+# validation: 0.5 * 4 + 1 = 3 of 16. (Validation is the reference's: the override calls it first.)
 
 _Reference = AsymmetricPipelineScheduler
 
 
 class AsymmetricPipelineScheduler(_Reference):
     def simulate_1f1b_execution(self, stage_latencies, num_microbatches):
-        lat = _latencies(stage_latencies)
-        m = _count(num_microbatches, "num_microbatches")
+        super().simulate_1f1b_execution(stage_latencies, num_microbatches)  # the reference's checks (ValueError)
+        lat, m = [float(v) for v in stage_latencies], int(num_microbatches)
         finish = [0.0] * m  # finish[k]: when the previous stage finished microbatch k
         for t in lat:
             finish = [f + t for f in finish]  # BUG: no wait for the stage's own microbatch k-1

@@ -3,15 +3,15 @@
 # Simulator mistake: a stage starts microbatch k as soon as it has finished k-1 and never waits for
 # stage p-1 (start = own previous end only), so total_time = m * t[P-1]. Right only with one stage
 # (and all-zero latencies); keeps single stage, all-zero, not-modified, float types and validation:
-# 0.5 * 4 + 1 = 3 of 16.
+# 0.5 * 4 + 1 = 3 of 16. (Validation is the reference's: the override calls it first.)
 
 _Reference = AsymmetricPipelineScheduler
 
 
 class AsymmetricPipelineScheduler(_Reference):
     def simulate_1f1b_execution(self, stage_latencies, num_microbatches):
-        lat = _latencies(stage_latencies)
-        m = _count(num_microbatches, "num_microbatches")
+        super().simulate_1f1b_execution(stage_latencies, num_microbatches)  # the reference's checks (ValueError)
+        lat, m = [float(v) for v in stage_latencies], int(num_microbatches)
         end = [0.0] * len(lat)  # end[p]: when stage p finished its previous microbatch
         for _ in range(m):
             for p, t in enumerate(lat):
