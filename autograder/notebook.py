@@ -91,8 +91,8 @@ def _text(source) -> str:
     return str(source)
 
 
-def read_notebook_bytes(path: Path) -> dict:
-    """Parse a notebook file or raise UnreadableNotebook with a message a student understands."""
+def _read_capped(path: Path) -> bytes:
+    """The file's bytes, or UnreadableNotebook if it cannot be opened or is over the size limit."""
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -103,7 +103,12 @@ def read_notebook_bytes(path: Path) -> dict:
             "(clear outputs: Edit → Clear Outputs of All Cells, then save)"
         )
     raw = path.read_bytes()
-    nb, _ = parse_notebook(raw)
+    return raw
+
+
+def read_notebook_bytes(path: Path) -> dict:
+    """Parse a notebook file or raise UnreadableNotebook with a message a student understands."""
+    nb, _ = parse_notebook(_read_capped(path))
     return nb
 
 
@@ -214,16 +219,7 @@ def neutralise_magics(code: str) -> tuple[str, int]:
 
 def extract(path: Path, source: SourceInfo, written_ids: list[str]) -> Extracted:
     """Take the code to run and the written answers from a submission, noting every irregularity."""
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise UnreadableNotebook(f"unreadable: cannot open the notebook ({exc.strerror})") from None
-    if size > MAX_NOTEBOOK_BYTES:
-        raise UnreadableNotebook(
-            f"unreadable: notebook is {size / 1e6:.0f} MB, over the {MAX_NOTEBOOK_BYTES // 2**20} MB limit "
-            "(clear outputs: Edit → Clear Outputs of All Cells, then save)"
-        )
-    raw = path.read_bytes()
+    raw = _read_capped(path)
     nb, notes = parse_notebook(raw)
     result = Extracted(sha256=hashlib.sha256(raw).hexdigest())
     result.problems.extend(notes)
