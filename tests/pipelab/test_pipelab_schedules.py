@@ -38,6 +38,13 @@ CASES = [c for c in DOC["cases"] if "orders" in c]
 REJECTED = [c for c in DOC["cases"] if "error" in c]
 
 
+def pipelab_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+    """Run `python -m pipelab ARGS` and capture its text output."""
+    return subprocess.run(
+        [sys.executable, "-m", "pipelab", *args], capture_output=True, text=True, check=check
+    )
+
+
 def test_golden_file_is_sane():
     assert DOC["torch_version"].startswith("2.13")
     kinds = {c["schedule"] for c in CASES}
@@ -76,34 +83,14 @@ def test_1f1b_with_fewer_microbatches_than_stages(P, m):
 
 
 def test_cli_order_format():
-    out = subprocess.run(
-        [sys.executable, "-m", "pipelab", "order", "1f1b", "--stages", "3", "--microbatches", "4"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    out = pipelab_cli("order", "1f1b", "--stages", "3", "--microbatches", "4", check=True).stdout
     assert out.splitlines() == [
         "0F0 0F1 0F2 0B0 0F3 0B1 0B2 0B3",
         "1F0 1F1 1B0 1F2 1B1 1F3 1B2 1B3",
         "2F0 2B0 2F1 2B1 2F2 2B2 2F3 2B3",
     ]
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipelab",
-            "order",
-            "interleaved-1f1b",
-            "--stages",
-            "2",
-            "--microbatches",
-            "2",
-            "--chunks",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
+    out = pipelab_cli(
+        "order", "interleaved-1f1b", "--stages", "2", "--microbatches", "2", "--chunks", "2", check=True
     ).stdout
     lines = out.splitlines()
     assert lines[1].split()[:3] == ["1F0", "1F1", "3F0"]  # global stage index: rank 1 holds stages 1 and 3
@@ -111,33 +98,11 @@ def test_cli_order_format():
 
 
 def test_cli_errors():
-    r = subprocess.run(
-        [sys.executable, "-m", "pipelab", "order", "gpipe", "--stages", "0", "--microbatches", "2"],
-        capture_output=True,
-        text=True,
-    )
+    r = pipelab_cli("order", "gpipe", "--stages", "0", "--microbatches", "2")
     assert r.returncode == 2 and "error:" in r.stderr and "P" in r.stderr
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipelab",
-            "order",
-            "1f1b",
-            "--stages",
-            "2",
-            "--microbatches",
-            "2",
-            "--chunks",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    r = pipelab_cli("order", "1f1b", "--stages", "2", "--microbatches", "2", "--chunks", "2")
     assert r.returncode == 2 and "interleaved" in r.stderr
-    r = subprocess.run(
-        [sys.executable, "-m", "pipelab", "partition", "-c", "1,2", "-p", "3"], capture_output=True, text=True
-    )
+    r = pipelab_cli("partition", "-c", "1,2", "-p", "3")
     assert r.returncode == 2 and "at least one layer" in r.stderr
 
 
