@@ -10,6 +10,7 @@ directory, and every report says so.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import os
@@ -35,23 +36,38 @@ BWRAP = "bubblewrap (no network, read-only system, private /tmp, own PID namespa
 SANDBOX_UID = 65534  # host uid ("nobody") the sandbox runs as when the grader runs as root
 # Each live sandbox gets its own uid below SANDBOX_UID, so RLIMIT_NPROC (counted per host uid) is a
 # per-sandbox budget: a fork storm in one slot cannot make another student's fork or thread fail.
-_UID_POOL = range(SANDBOX_UID, SANDBOX_UID - 64, -1)
-_uids_in_use: set[int] = set()
+# The pool is host-wide: a uid is held through an flock'd file, so two grader processes on one machine
+# (shards, a second course, parallel test runs) never share a uid; a dead holder releases it.
+_UID_POOL = range(SANDBOX_UID, SANDBOX_UID - 256, -1)
+_UID_LOCK_DIR = Path(tempfile.gettempdir()) / "autograder-sandbox-uids"
+_uids_held: dict[int, int] = {}  # uid -> fd of its lock file
 _uid_lock = threading.Lock()
 
 
 def _take_uid() -> int:
+    _UID_LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
     with _uid_lock:
         for uid in _UID_POOL:
-            if uid not in _uids_in_use:
-                _uids_in_use.add(uid)
-                return uid
-    raise RuntimeError("more than 64 sandboxes at once")
+            if uid in _uids_held:
+                continue
+            fd = os.open(_UID_LOCK_DIR / f"{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            _uids_held[uid] = fd
+            return uid
+    raise RuntimeError(f"more than {len(_UID_POOL)} sandboxes at once on this host")
 
 
 def _give_uid(uid: int) -> None:
     with _uid_lock:
-        _uids_in_use.discard(uid)
+        fd = _uids_held.pop(uid, None)
+        if fd is not None:
+            os.close(fd)
+
+
 LIMITS_ENV = "AUTOGRADER_LIMITS"  # JSON object overriding rubric limits (tests; an instructor's override)
 FALLBACK = "fallback: resource limits + scrubbed environment + temporary directory (NOT a sandbox)"
 
