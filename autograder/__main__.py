@@ -1,4 +1,4 @@
-"""Command line: ``python -m autograder {grade,export,demo,formgrader,collect,check}``."""
+"""Command line: ``python -m autograder {grade,merge,export,demo,formgrader,collect,check,gradescope}``."""
 
 from __future__ import annotations
 
@@ -41,9 +41,29 @@ def _table(results, out: Path) -> str:
 
 def cmd_grade(args) -> int:
     from .batch import grade_class
+    from .shards import ShardError, parse_shard
 
+    try:
+        shard = parse_shard(args.shard) if args.shard else None
+    except ShardError as exc:
+        raise SystemExit(f"error: {exc}") from None
     results = grade_class(Path(args.submissions), Path(args.out), isolation=args.isolation, jobs=args.jobs,
-                          only=args.assignment, force=args.force, quiet=args.quiet)
+                          only=args.assignment, force=args.force, quiet=args.quiet, shard=shard)
+    if not args.quiet:
+        print(_table(results, Path(args.out).resolve()))
+        if shard is not None:
+            print(f"shard {shard}: {len(results)} submissions; merge all {shard.count} outputs with "
+                  "`python -m autograder merge OUT_1 ... OUT_N --out OUT`")
+    return 0
+
+
+def cmd_merge(args) -> int:
+    from .shards import ShardError, merge
+
+    try:
+        results = merge([Path(d) for d in args.shards], Path(args.out), quiet=args.quiet)
+    except ShardError as exc:
+        raise SystemExit(f"error: {exc}") from None
     if not args.quiet:
         print(_table(results, Path(args.out).resolve()))
     return 0
@@ -117,7 +137,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="auto: bubblewrap if usable, else the fallback; bwrap: require it")
     g.add_argument("--force", action="store_true", help="regrade even unchanged submissions")
     g.add_argument("--quiet", action="store_true")
+    g.add_argument("--shard", metavar="K/N", help="grade only shard K of N (students split by a stable hash "
+                   "of their id); merge the N outputs with `merge`")
     g.set_defaults(func=cmd_grade)
+
+    m = sub.add_parser("merge", help="merge the outputs of sharded runs (grade --shard K/N) into one OUT")
+    m.add_argument("shards", nargs="+", help="the N shard output directories")
+    m.add_argument("--out", required=True, help="the merged course directory (gradebook, feedback, grades.csv)")
+    m.add_argument("--quiet", action="store_true")
+    m.set_defaults(func=cmd_merge)
 
     e = sub.add_parser("export", help="write OUT/grades.csv with the scores confirmed in formgrader")
     e.add_argument("--out", default="build/grading")

@@ -29,6 +29,7 @@ from .engine import (
     zero_items,
 )
 from .results import SubmissionResult
+from .shards import Shard, remove_manifest, write_manifest
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$")
 
@@ -113,7 +114,9 @@ def result_path(out: Path, student_id: str, assignment_id: str) -> Path:
 
 
 def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: int | None = None,
-                only: list[str] | None = None, force: bool = False, quiet: bool = False) -> list[SubmissionResult]:
+                only: list[str] | None = None, force: bool = False, quiet: bool = False,
+                shard: Shard | None = None) -> list[SubmissionResult]:
+    """Grade every submission (or, with ``shard``, the students of that shard: see ``autograder.shards``)."""
     from .export import write_grades_csv
     from .sandbox import resolve_isolation
 
@@ -124,6 +127,8 @@ def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: 
     if not quiet:
         print(f"isolation: {isolation_text}", file=sys.stderr)
     work = discover(submissions, only)
+    if shard is not None:
+        work = [job for job in work if shard.holds(job.student_id)]
     gradebook.prepare_course_dir(out, ROOT)
     assignments: dict[str, Assignment] = {}
     for job in work:
@@ -144,7 +149,7 @@ def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: 
         elif force or (res := _cached(out, job, assignments[job.assignment_id], isolation_text)) is None:
             todo.append(job)
             continue
-        _commit(out, res, job.path)
+        commit(out, res, job.path)
         results[(job.student_id, job.assignment_id)] = res
         progress.step(f"{job.student_id} (unchanged)" if job.path else f"{job.student_id}: {res.status}")
 
@@ -155,7 +160,7 @@ def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: 
             for fut in as_completed(futures):
                 job = futures[fut]
                 res = fut.result()
-                _commit(out, res, job.path)
+                commit(out, res, job.path)
                 results[(job.student_id, job.assignment_id)] = res
                 progress.step(f"{job.student_id} {res.total:g}/{res.max_total:g}")
         finally:
@@ -164,6 +169,10 @@ def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: 
     shutdown_workers()
     ordered = [results[k] for k in sorted(results)]
     write_grades_csv(out, ordered)
+    if shard is not None:
+        write_manifest(out, shard, ordered)
+    else:
+        remove_manifest(out)  # a whole-class run: OUT is no longer one shard of a set
     return ordered
 
 
@@ -178,8 +187,9 @@ def _grade_one(assignment: Assignment, job: Job, mode: str, isolation_text: str)
         return res
 
 
-def _commit(out: Path, res: SubmissionResult, path: Path | None) -> None:
-    """Gradebook first (one transaction), then the JSON record, then the feedback page."""
+def commit(out: Path, res: SubmissionResult, path: Path | None) -> None:
+    """Gradebook first (one transaction), then the JSON record, then the feedback page. ``path`` is the
+    submitted notebook (None when there is none); ``shards.merge`` re-commits through here too."""
     if path is not None and not res.status.startswith("unreadable"):
         gradebook.record(out, res, path)
     res.save(result_path(out, res.student_id, res.assignment_id))
