@@ -3,8 +3,10 @@
 Forward flow (lesson 16's model), F/B/W schedules (GPipe, 1F1B, interleaved 1F1B, ZB-H1) on an
 event-driven simulator with heterogeneous stage costs, hop latency, finite buffers with blocking sends
 and activation memory, exact partitioners, Gantt/memory figures and Chrome traces.  See README.md.
+Importing pipelab registers the course's Chinese font with matplotlib (``pipelab.fonts``).
 """
 
+from . import fonts
 from .flow import bubble_limit, forward_closed_form, forward_flow, uniform_bubble
 from .schedules import Schedule, gpipe, interleaved_1f1b, make_schedule, one_f_one_b, zb_h1
 from .simulate import activation_bytes_per_layer, run, simulate
@@ -30,3 +32,5 @@ __all__ = [
     "chrome_trace",
     "write_chrome_trace",
 ]
+
+fonts.register()

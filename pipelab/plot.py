@@ -1,74 +1,24 @@
 """Matplotlib figures: Gantt timeline, bubble vs m, per-stage bars, activation memory over time.
 
-Chinese labels: the first installed CJK-capable font (Noto Sans CJK, Source Han Sans, WenQuanYi,
-SimHei, …) is put in front of ``font.sans-serif``; if none is installed, missing-glyph warnings are
-silenced and the figure is drawn with the default font.
+Chinese labels use the course font (Noto Sans CJK SC, shipped by the ``mplfonts`` dependency), which
+``pipelab.fonts.register`` adds to matplotlib when pipelab is imported; a missing glyph is never silenced.
 """
 
 from __future__ import annotations
 
-import warnings
-
-import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
 from . import _validate as V
 from .flow import bubble_limit, forward_flow
+from .fonts import register as register_font
 from .timeline import Timeline
 
-__all__ = ["gantt", "bubble_vs_m", "stage_bars", "memory_over_time", "setup_cjk_font", "cjk_font"]
-
-_CJK_CANDIDATES = (
-    "Noto Sans CJK SC",
-    "Noto Sans CJK JP",
-    "Noto Sans CJK TC",
-    "Noto Sans SC",
-    "Source Han Sans SC",
-    "Source Han Sans CN",
-    "WenQuanYi Zen Hei",
-    "WenQuanYi Micro Hei",
-    "SimHei",
-    "Microsoft YaHei",
-    "PingFang SC",
-    "Heiti SC",
-    "Noto Serif CJK SC",
-    "AR PL UMing CN",
-)
-_font_state: dict = {}
-
-
-def cjk_font() -> str | None:
-    """Name of the CJK font in use (``None`` if none is installed)."""
-    setup_cjk_font()
-    return _font_state.get("name")
-
-
-def setup_cjk_font() -> str | None:
-    """Configure matplotlib for Chinese labels once; returns the font name or ``None``."""
-    if "done" in _font_state:
-        return _font_state.get("name")
-    from matplotlib import font_manager
-
-    available = {f.name for f in font_manager.fontManager.ttflist}
-    name = next((n for n in _CJK_CANDIDATES if n in available), None)
-    if name is None:
-        name = next((n for n in sorted(available) if "CJK" in n or "Hei" in n), None)
-    if name is not None:
-        fams = list(matplotlib.rcParams["font.sans-serif"])
-        if name not in fams:
-            matplotlib.rcParams["font.sans-serif"] = [name, *fams]
-        matplotlib.rcParams["font.family"] = "sans-serif"
-    else:
-        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from")
-        warnings.filterwarnings("ignore", message=r".*missing from (current )?font")
-    matplotlib.rcParams["axes.unicode_minus"] = False
-    _font_state.update(done=True, name=name)
-    return name
+__all__ = ["gantt", "bubble_vs_m", "stage_bars", "memory_over_time"]
 
 
 def _ax(ax, figsize):
-    setup_cjk_font()
+    register_font()
     if ax is None:
         _, ax = plt.subplots(figsize=figsize)
     return ax
