@@ -41,11 +41,13 @@ def register() -> str | None:
     when the font package is missing; returns ``None`` silently when matplotlib itself is not installed.
     """
     try:
-        import matplotlib
         from matplotlib import font_manager
     except ImportError:
         return None
     path = font_path()
+    if path is None and any(f.name == COURSE_FONT for f in font_manager.fontManager.ttflist):
+        _put_first()  # the same font installed system-wide serves (an environment set up before mplfonts)
+        return COURSE_FONT
     if path is None:
         warnings.warn(
             f"pipelab: the course font {COURSE_FONT} is not installed (it comes with the `mplfonts` "
@@ -56,8 +58,14 @@ def register() -> str | None:
     fname = str(path)
     if not any(f.fname == fname for f in font_manager.fontManager.ttflist):
         font_manager.fontManager.addfont(fname)
+    _put_first()
+    return COURSE_FONT
+
+
+def _put_first() -> None:
+    import matplotlib
+
     families = [f for f in matplotlib.rcParams["font.sans-serif"] if f != COURSE_FONT]
     matplotlib.rcParams["font.sans-serif"] = [COURSE_FONT, *families]
     matplotlib.rcParams["font.family"] = ["sans-serif"]
     matplotlib.rcParams["axes.unicode_minus"] = False
-    return COURSE_FONT
