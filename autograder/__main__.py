@@ -1,4 +1,4 @@
-"""Command line: ``python -m autograder {grade,merge,export,demo,formgrader,collect,check,gradescope}``."""
+"""Command line: ``python -m autograder {grade,merge,export,demo,formgrader,groups,collect,check,gradescope}``."""
 
 from __future__ import annotations
 
@@ -99,6 +99,18 @@ def cmd_formgrader(args) -> int:
     return 0
 
 
+def cmd_groups(args) -> int:
+    from .group_review import format_groups, review_items
+
+    out = Path(args.out)
+    if not (out / "results").is_dir():
+        print(f"error: {out} has no graded results (grade into it first: python -m autograder grade ...)",
+              file=sys.stderr)
+        return 2
+    print(format_groups(review_items(out, args.assignment, args.item), detail=args.detail))
+    return 0
+
+
 def cmd_collect(args) -> int:
     from .collect import collect
 
@@ -163,6 +175,13 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--port", type=int, default=None)
     f.add_argument("--no-browser", action="store_true")
     f.set_defaults(func=cmd_formgrader)
+
+    gr = sub.add_parser("groups", help="answer groups of the written items: what an instructor reviews")
+    gr.add_argument("--out", default="build/grading", help="a graded output directory")
+    gr.add_argument("--assignment", default=None, help="only this assignment")
+    gr.add_argument("--item", default=None, help="only this written item (e.g. q2)")
+    gr.add_argument("--detail", action="store_true", help="list every group: size, score, representative")
+    gr.set_defaults(func=cmd_groups)
 
     c = sub.add_parser("collect", help="unpack LMS zip downloads into the submitted layout")
     c.add_argument("zips", nargs="+")

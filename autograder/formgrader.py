@@ -1,5 +1,8 @@
 """Start JupyterLab on a grading output directory so instructors review written answers in formgrader.
 
+The same server serves the answer-group review page (``autograder.group_page``, a server extension
+enabled on the command line) at ``/autograder/groups``.
+
 The server runs with cwd = root_dir = OUT, so nbgrader's formgrader server extension (enabled in the venv's
 ``etc/jupyter/jupyter_server_config.d/nbgrader.json``) loads ``OUT/nbgrader_config.py`` and with it OUT's
 gradebook. It listens on 127.0.0.1 only, with a random token.
@@ -134,6 +137,7 @@ def start(
         f"--ServerApp.root_dir={out}",
         "--ServerApp.open_browser=False",
         f"--IdentityProvider.token={token}",
+        "--ServerApp.jpserver_extensions=autograder.group_page=True",  # answer groups, next to formgrader
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
         cmd.append("--ServerApp.allow_root=True")
@@ -161,6 +165,7 @@ def serve(out_dir: Path | str, port: int | None = None, open_browser: bool = Fal
         server.wait_ready()
         print(f"formgrader: {server.base}/formgrader", flush=True)
         print(f"  open (logs in with the token): {server.url}", flush=True)
+        print(f"answer groups: {server.base}/autograder/groups", flush=True)
         print("  press Ctrl-C to stop", flush=True)
         if open_browser:
             import webbrowser

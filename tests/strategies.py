@@ -42,3 +42,30 @@ def partition_case(draw, max_layers: int = 9, hetero: bool = True):
         kw["mem_cap"] = draw(st.lists(st.sampled_from([3.0, 4.0, 6.0, 30.0]), min_size=P, max_size=P))
     costs = draw(st.lists(layer_cost, min_size=L, max_size=L))
     return costs, P, kw
+
+
+# --- written answers (answer groups) --------------------------------------------------------------
+_answer_phrases = [
+    "阻塞发送造成背压，下游没有空出接收缓冲区时上游只能等待。",
+    "上游晚到造成饥饿，因为慢的 stage 决定了节拍。",
+    "The send blocks until the downstream stage has a free receive buffer.",
+    "气泡率收敛到 1 - t̄/t_max，增加 m 也消不掉。",
+    "in-flight activations grow as min(m, P-p) · M_act per stage",
+    "YOUR ANSWER HERE",
+    "",
+    "我不知道。",
+]
+
+
+@st.composite
+def written_answers(draw, max_students: int = 12):
+    """(student_id, text, met) triples of one item: texts built from a few phrases (so duplicates and
+    near-duplicates are common), each with a set of criteria met."""
+    n = draw(st.integers(1, max_students))
+    out = []
+    for i in range(n):
+        parts = draw(st.lists(st.sampled_from(_answer_phrases), min_size=0, max_size=3))
+        spaced = draw(st.sampled_from(["", " ", "\n\n"]))
+        met = tuple(sorted(draw(st.sets(st.sampled_from(["a", "b"])))))
+        out.append((f"s{i:02d}", spaced.join(parts), met))
+    return out
