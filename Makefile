@@ -13,7 +13,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export MPLBACKEND := Agg
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help setup lab release check-release test lint demo grade export formgrader bench goldens clean
+.PHONY: help setup lab release check-release test lint demo grade export formgrader gradescope bench goldens clean
 
 help:
 	@echo "make demo     grade a sample class end to end (sets everything up)"
@@ -23,6 +23,7 @@ help:
 	@echo "make grade SUBMISSIONS=dir [OUT=dir]   grade a real class"
 	@echo "make export [OUT=dir]    final CSV after review in formgrader"
 	@echo "make formgrader [OUT=dir]  review written answers in nbgrader's formgrader"
+	@echo "make gradescope [ASSIGNMENT=id]  Gradescope autograder zips in dist/ (docs/SCALING.md)"
 	@echo "make bench    speed figures (engine vs nbgrader autograde, pipelab)"
 
 $(STAMP): pyproject.toml
@@ -66,6 +67,10 @@ export: $(STAMP)
 formgrader: $(STAMP)
 	$(PY) -m autograder formgrader --out $(OUT)
 
+ASSIGNMENT ?= $(ASSIGNMENTS)
+gradescope: $(STAMP)
+	for a in $(ASSIGNMENT); do $(PY) -m autograder gradescope $$a --out dist || exit 1; done
+
 bench: $(STAMP)
 	$(PY) -m bench
 
@@ -75,4 +80,4 @@ goldens: $(STAMP)
 
 
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build dist .pytest_cache

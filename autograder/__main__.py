@@ -79,6 +79,15 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_gradescope(args) -> int:
+    from .gradescope import build
+
+    path = build(args.assignment, Path(args.out), isolation=args.isolation, visibility=args.visibility,
+                 written_visibility=args.written_visibility)
+    print(path)
+    return 0
+
+
 def cmd_demo(args) -> int:
     from .batch import grade_class
     from .demo import build_sample_class
@@ -188,6 +197,16 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--dest", required=True)
     c.add_argument("--assignment", required=True)
     c.set_defaults(func=cmd_collect)
+
+    gs = sub.add_parser("gradescope", help="build ASSIGNMENT's Gradescope autograder zip (see docs/SCALING.md)")
+    gs.add_argument("assignment")
+    gs.add_argument("--out", default="dist", help="directory for <assignment>-gradescope.zip")
+    gs.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto",
+                    help="auto: bubblewrap where the container allows it; bwrap: refuse to grade without it")
+    gs.add_argument("--visibility", default="visible", help="Gradescope visibility of the code tests and total")
+    gs.add_argument("--written-visibility", default="after_published",
+                    help="visibility of the written items' suggested scores (graded by hand on Gradescope)")
+    gs.set_defaults(func=cmd_gradescope)
 
     k = sub.add_parser("check", help="validate every rubric and its hidden tests")
     k.set_defaults(func=cmd_check)

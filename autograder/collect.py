@@ -121,6 +121,59 @@ def _read_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, budget: list[int]) 
     return b"".join(chunks)
 
 
+def notebook_entry_parts(info: zipfile.ZipInfo) -> list[str] | None:
+    """The path components of a notebook entry that is safe to read; None for an entry that is not a
+    notebook (other files, hidden files, ``__MACOSX``, checkpoints); Refused for anything unsafe."""
+    parts = _safe_parts(info.filename)
+    mode = info.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        raise Refused("symbolic link")
+    if mode and not stat.S_ISREG(mode) and stat.S_IFMT(mode):
+        raise Refused("not a regular file")
+    if info.flag_bits & 0x1:
+        raise Refused("encrypted entry")
+    if parts[-1].lower().endswith(".zip"):
+        raise Refused("nested zip (unpack it and pass it on the command line)")
+    if not parts[-1].lower().endswith(".ipynb"):
+        return None
+    if parts[-1].startswith(".") or "__MACOSX" in parts or ".ipynb_checkpoints" in parts:
+        return None
+    if info.file_size > RATIO_MIN_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+        raise Refused(f"compression ratio over {MAX_RATIO}:1 (zip bomb?)")
+    if info.file_size > MAX_FILE_BYTES:
+        raise Refused(f"over {MAX_FILE_BYTES // 2**20} MB uncompressed")
+    return parts
+
+
+def zip_notebooks(zip_path: Path, log: list[str]) -> list[tuple[list[str], bytes]]:
+    """Every notebook in one zip as (path components, bytes), read through the same checks and caps as
+    ``collect``; what is refused or unreadable is logged, never raised."""
+    found: list[tuple[list[str], bytes]] = []
+    try:
+        zf = zipfile.ZipFile(zip_path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        log.append(f"{Path(zip_path).name}: not a readable zip file ({exc})")
+        return found
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_ENTRIES:
+            log.append(f"{Path(zip_path).name}: {len(infos)} entries, over the limit of {MAX_ENTRIES}")
+            return found
+        budget = [MAX_TOTAL_BYTES]
+        for info in infos:
+            if info.is_dir():
+                continue
+            try:
+                parts = notebook_entry_parts(info)
+                if parts is not None:
+                    found.append((parts, _read_capped(zf, info, budget)))
+            except Refused as exc:
+                log.append(f"{Path(zip_path).name}:{info.filename}: skipped ({exc})")
+            except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError) as exc:
+                log.append(f"{Path(zip_path).name}:{info.filename}: unreadable ({type(exc).__name__})")
+    return found
+
+
 def _candidates(zip_path: Path, assignment: str, log: list[str]) -> list[Candidate]:
     out: list[Candidate] = []
     try:
@@ -147,28 +200,10 @@ def _candidates(zip_path: Path, assignment: str, log: list[str]) -> list[Candida
         for info in files:
             where = f"{zip_path.name}:{info.filename}"
             try:
-                parts = _safe_parts(info.filename)
-                mode = info.external_attr >> 16
-                if stat.S_ISLNK(mode):
-                    raise Refused("symbolic link")
-                if mode and not stat.S_ISREG(mode) and stat.S_IFMT(mode):
-                    raise Refused("not a regular file")
-                if info.flag_bits & 0x1:
-                    raise Refused("encrypted entry")
-                if parts[-1].lower().endswith(".zip"):
-                    raise Refused("nested zip (unpack it and pass it on the command line)")
-                if not parts[-1].lower().endswith(".ipynb"):
+                parts = notebook_entry_parts(info)
+                if parts is None:
                     skipped_other += 1
                     continue
-                if parts[-1].startswith(".") or "__MACOSX" in parts or ".ipynb_checkpoints" in parts:
-                    skipped_other += 1
-                    continue
-                if info.file_size > RATIO_MIN_BYTES and info.file_size > MAX_RATIO * max(
-                    info.compress_size, 1
-                ):
-                    raise Refused(f"compression ratio over {MAX_RATIO}:1 (zip bomb?)")
-                if info.file_size > MAX_FILE_BYTES:
-                    raise Refused(f"over {MAX_FILE_BYTES // 2**20} MB uncompressed")
                 student = _student_of(parts, assignment, common_top)
                 if not SAFE_ID.match(student):
                     raise Refused(f"unsafe student id {student!r}")
