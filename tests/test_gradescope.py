@@ -38,7 +38,7 @@ FORGERY = """
 import json, os
 FORGED = json.dumps({"score": 1000, "tests": [{"name": "forged", "score": 1000, "max_score": 1}]})
 LEAKED = False
-for root in ("{{ROOT}}", "/autograder"):
+for root in ("{{ROOT}}",):  # the test's root (never the host's /autograder)
     for path in (root + "/results/results.json", root + "/results/stdout"):
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -231,9 +231,6 @@ def test_hostile_submissions_gain_nothing(graded):
         data, _ = outcomes[name]
         assert data["score"] == 0, name
         assert "forged" not in json.dumps(data)
-    assert not Path("/autograder/results/results.json").exists() or "forged" not in Path(
-        "/autograder/results/results.json"
-    ).read_text(errors="replace")
 
 
 def test_finding_the_notebook(tmp_path):
