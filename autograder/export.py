@@ -70,12 +70,11 @@ def load_results(out_dir: Path | str) -> list[tuple[Path, SubmissionResult]]:
 
 def refresh_confirmed(out_dir: Path | str, results: Iterable[SubmissionResult]) -> list[SubmissionResult]:
     """Apply the gradebook's confirmed written scores to the results in place; returns those that changed."""
-    url = gradebook.db_url_for(out_dir)
-    changed = []
-    for r in results:
-        if gradebook.apply_confirmed(r, gradebook.confirmed_scores(url, r.assignment_id, r.student_id)):
-            changed.append(r)
-    return changed
+    results = list(results)
+    confirmed = gradebook.confirmed_scores_many(
+        gradebook.db_url_for(out_dir), [(r.assignment_id, r.student_id) for r in results]
+    )
+    return [r for r in results if gradebook.apply_confirmed(r, confirmed[(r.assignment_id, r.student_id)])]
 
 
 def export(out_dir: Path | str) -> Path:

@@ -71,7 +71,7 @@ def _n(x: float) -> str:
     return f"{x:g}" if x is not None else "–"
 
 
-def write(out_dir: Path, result: SubmissionResult) -> Path:
+def write(out_dir: Path, result: SubmissionResult, durable: bool = True) -> Path:
     path = Path(out_dir) / "feedback" / result.student_id / f"{result.assignment_id}.html"
-    atomic_write_text(path, render(result))
+    atomic_write_text(path, render(result), durable)
     return path

@@ -133,7 +133,7 @@ def check_complete(manifests: dict[Path, dict]) -> None:
 def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[SubmissionResult]:
     """Merge shard outputs into the course directory ``out``; returns the merged results."""
     from . import gradebook
-    from .batch import Progress, commit
+    from .batch import COMMIT_BATCH, Progress, commit_many
     from .export import write_grades_csv
 
     shard_dirs = [Path(d).resolve() for d in shard_dirs]
@@ -185,17 +185,21 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
 
     progress = Progress(len(todo), open(os.devnull, "w") if quiet else sys.stderr)  # noqa: SIM115
     merged = []
-    for res, d in todo:
-        copy = (
-            d
-            / gradebook.SUBMITTED
-            / res.student_id
-            / res.assignment_id
-            / f"{gradebook.notebook_id_of(res.notebook)}.ipynb"
-        )
-        commit(out, res, copy if copy.is_file() else None)
-        merged.append(res)
-        progress.step(f"{res.student_id} {res.assignment_id}")
+    for start in range(0, len(todo), COMMIT_BATCH):  # one gradebook transaction per batch
+        batch = []
+        for res, d in todo[start : start + COMMIT_BATCH]:
+            copy = (
+                d
+                / gradebook.SUBMITTED
+                / res.student_id
+                / res.assignment_id
+                / f"{gradebook.notebook_id_of(res.notebook)}.ipynb"
+            )
+            batch.append((res, copy if copy.is_file() else None))
+        commit_many(out, batch)
+        for res, _ in batch:
+            merged.append(res)
+            progress.step(f"{res.student_id} {res.assignment_id}")
     write_grades_csv(out, merged)
     return merged
 

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -390,3 +391,75 @@ def test_lesson_16_source_registers_its_rubric_items(tmp_path):
         "solver": ("code", 2.0),
     }
     assert all(cells[q] == ("markdown", 2.0) and q in written for q in ("q1", "q2", "q3"))
+
+
+def gradebook_rows(url: str) -> list[tuple]:
+    """Every grade and comment of the gradebook, by student and cell name (no row ids)."""
+    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        rows = []
+        for sub in gb.assignment_submissions(ASSIGNMENT):
+            for nb in sub.notebooks:
+                for g in nb.grades:
+                    rows.append(
+                        (
+                            "grade",
+                            sub.student.id,
+                            g.cell.name,
+                            g.auto_score,
+                            g.manual_score,
+                            g.needs_manual_grade,
+                        )
+                    )
+                for c in nb.comments:
+                    rows.append(("comment", sub.student.id, c.cell.name, c.auto_comment, c.manual_comment))
+        return sorted(rows, key=repr)
+
+
+@contextmanager
+def count_statements():
+    """Collect the SQL statements sent to any database while inside (an executemany counts once)."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    calls: list[str] = []
+
+    def on_execute(conn, cursor, statement, *rest):
+        calls.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", on_execute)
+    try:
+        yield calls
+    finally:
+        event.remove(Engine, "before_cursor_execute", on_execute)
+
+
+def test_a_class_is_recorded_in_bulk_with_the_same_rows_as_one_by_one(tmp_path):
+    """record_many: one write transaction and a number of statements that does not grow with the class
+    (the nbgrader ORM path issued ~25 queries and flushes per student), and exactly the rows that
+    recording each student alone gives; a re-run (updates only) is bulk too."""
+    students = [f"s{i:03d}" for i in range(40)]
+    paths = {s: write_submission(tmp_path / "class", s) for s in students}
+    outs = {}
+    for name in ("few", "many", "single"):
+        outs[name] = gbmod.prepare_course_dir(tmp_path / name, FIXTURE_SOURCE)
+        gbmod.ensure_assignment(gbmod.db_url_for(outs[name]), ASSIGNMENT, SOURCE_NB)
+    for s in students:
+        gbmod.record(outs["single"], make_result(s), paths[s])
+    counts = {}
+    for name, group in (("few", students[:5]), ("many", students)):
+        with count_statements() as calls:
+            confirmed = gbmod.record_many(outs[name], [(make_result(s), paths[s]) for s in group])
+        counts[name] = len(calls)
+        assert confirmed == [{"q1": None, "q2": None, "q3": None}] * len(group)
+        assert sum(1 for c in calls if c.strip().upper().startswith("BEGIN")) == 2  # a read, then ONE write
+        with count_statements() as calls:  # the same class again: updates only
+            gbmod.record_many(outs[name], [(make_result(s, tag="v2"), paths[s]) for s in group])
+        counts[name + " again"] = len(calls)
+    assert counts["many"] == counts["few"] and counts["many again"] == counts["few again"], counts
+    url = gbmod.db_url_for(outs["many"])
+    for s in students:
+        gbmod.record(outs["single"], make_result(s, tag="v2"), paths[s])
+    assert gradebook_rows(url) == gradebook_rows(gbmod.db_url_for(outs["single"]))
+    assert row_counts(url) == row_counts(gbmod.db_url_for(outs["single"]))
+    with pytest.raises(ValueError, match="more than once"):
+        gbmod.record_many(outs["many"], [(make_result("s000"), paths["s000"])] * 2)
