@@ -21,6 +21,8 @@ def _table(results, out: Path) -> str:
                 cells.append("")
             elif it.kind == "written" and it.confirmed is None:
                 cells.append(f"{it.score:g}?")
+            elif it.extra_credit:
+                cells.append(f"+{it.score:g}")
             else:
                 cells.append(f"{it.score:g}")
         cells.append(f"{r.total:g}/{r.max_total:g}" + ("?" if r.provisional else ""))
@@ -35,6 +37,9 @@ def _table(results, out: Path) -> str:
     lines.append("")
     lines.append(f"{len(results)} submissions, {n_pass} pass. '?' = provisional: a written answer's suggested "
                  "score (static review) awaits confirmation in formgrader.")
+    if any(it.extra_credit for r in results for it in r.items):
+        lines.append("'+' = extra credit: added to the total (which may exceed the maximum) and counted towards "
+                     "the pass line.")
     lines.append(f"grades: {out / 'grades.csv'}   feedback: {out / 'feedback'}   gradebook: {out / 'gradebook.db'}")
     return "\n".join(lines)
 

@@ -119,6 +119,11 @@ def _check_rubric(rubric: dict, path: Path) -> None:
                 raise RubricError(f"{path}: an item lacks '{key}'")
         if it["kind"] not in ("code", "written"):
             raise RubricError(f"{path}: item {it['id']}: kind must be code or written")
+        if not isinstance(it.get("extra_credit", False), bool):
+            raise RubricError(f"{path}: item {it['id']}: extra_credit must be true or false")
+        if it.get("extra_credit") and it["kind"] != "code":
+            raise RubricError(f"{path}: item {it['id']}: only code items can be extra credit "
+                              "(written answers are confirmed in formgrader against their points)")
         if it["id"] in ids:
             raise RubricError(f"{path}: duplicate item id {it['id']}")
         ids.add(it["id"])
@@ -132,9 +137,9 @@ def _check_rubric(rubric: dict, path: Path) -> None:
             total = sum(float(c.get("points", 0)) for c in it.get("criteria", []))
             if abs(total - float(it["points"])) > 1e-9:
                 raise RubricError(f"{path}: item {it['id']}: criteria points {total} != item points {it['points']}")
-    total = sum(float(it["points"]) for it in rubric["items"])
+    total = sum(float(it["points"]) for it in rubric["items"] if not it.get("extra_credit"))
     if float(rubric.get("pass_line", 0)) > total:
-        raise RubricError(f"{path}: pass_line above the total of {total}")
+        raise RubricError(f"{path}: pass_line above the total of {total} (extra credit not counted)")
 
 
 def _load_tests(directory: Path, rubric: dict) -> list[HiddenTest]:
@@ -243,7 +248,7 @@ def score_items(assignment: Assignment, outcomes: list[TestOutcome], answers: di
             got = sum(o.weight for o in own if o.passed)
             score = round(points * got / total, 4) if total else 0.0
             items.append(ItemResult(spec["id"], "code", points, score, EXECUTED, spec.get("description", ""),
-                                    tests=own))
+                                    tests=own, extra_credit=bool(spec.get("extra_credit", False))))
         else:
             from .written import suggest
 
@@ -355,5 +360,6 @@ def grade_notebook(assignment: Assignment, path: Path, student_id: str, isolatio
 def zero_items(assignment: Assignment, why: str) -> list[ItemResult]:
     return [ItemResult(spec["id"], spec["kind"], float(spec["points"]), 0.0,
                        EXECUTED if spec["kind"] == "code" else STATIC_REVIEW, spec.get("description", ""),
-                       suggestion=0.0 if spec["kind"] == "written" else None, message=why)
+                       suggestion=0.0 if spec["kind"] == "written" else None, message=why,
+                       extra_credit=bool(spec.get("extra_credit", False)))
             for spec in assignment.items]

@@ -17,7 +17,9 @@ from . import gradebook
 from .results import SubmissionResult, atomic_write_text
 
 FIXED_HEAD = ["student_id", "assignment_id"]
-FIXED_TAIL = ["code_total", "total", "max_total", "passed", "provisional", "status"]
+# code_total: regular code items; extra_credit: extra-credit items; total = every item's score (extra credit
+# included, so it can exceed max_total); max_total: regular items' points; passed: total >= pass line.
+FIXED_TAIL = ["code_total", "extra_credit", "total", "max_total", "passed", "provisional", "status"]
 
 
 def _num(x: float | None) -> str:
@@ -50,6 +52,7 @@ def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -
             + [_num(scores.get(c)) for c in item_cols]
             + [
                 _num(r.code_total),
+                _num(r.extra_credit),
                 _num(r.total),
                 _num(r.max_total),
                 _bool(r.passed),

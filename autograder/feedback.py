@@ -12,6 +12,7 @@ body{font-family:system-ui,"Noto Sans CJK SC",sans-serif;max-width:60rem;margin:
 h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:1.6rem}
 .tag{display:inline-block;padding:.05rem .45rem;border-radius:.3rem;font-size:.8rem;margin-left:.4rem}
 .executed{background:#e3f2e1;color:#1b5e20}.static{background:#fff3cd;color:#7a5b00}
+.extra{background:#e3ecfa;color:#0d3c8a}
 .pass{color:#1b5e20}.fail{color:#b71c1c} table{border-collapse:collapse;width:100%}
 td,th{border-bottom:1px solid #ddd;padding:.3rem .4rem;text-align:left;vertical-align:top}
 blockquote{margin:.3rem 0;padding:.2rem .6rem;border-left:3px solid #bbb;color:#444;background:#fafafa}
@@ -27,6 +28,9 @@ def render(result: SubmissionResult) -> str:
         f"<title>{escape(r.assignment_id)} — {escape(r.student_id)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{escape(r.assignment_id)} · {escape(r.student_id)}</h1>",
         f"<p><b>{_n(r.total)} / {_n(r.max_total)}</b>（及格线 {_n(r.pass_line)}）— {verdict}",
+        (f"<br><span class='note'>含附加分 / includes extra credit {_n(r.extra_credit)} / "
+         f"{_n(r.max_extra_credit)}：附加分计入总分与及格判断，满分不变 / extra credit counts towards the "
+         "total and the pass line; the maximum stays the same</span>") if r.max_extra_credit else "",
         " · <i>暂定 / provisional：问答题仍待教师确认</i>" if r.provisional else "",
         "</p>",
         f"<p class='note'>状态 / status: {escape(r.status)}<br>隔离方式 / isolation: {escape(r.isolation)}</p>",
@@ -38,8 +42,9 @@ def render(result: SubmissionResult) -> str:
     for it in r.items:
         label = "executed" if it.mode == EXECUTED else "static"
         mode = "已运行 / executed" if it.mode == EXECUTED else "静态审查 / static review"
+        bonus = "<span class='tag extra'>附加分 / extra credit</span>" if it.extra_credit else ""
         parts.append(f"<h2>{escape(it.id)} — {_n(it.score)} / {_n(it.points)}"
-                     f"<span class='tag {label}'>{mode}</span></h2>")
+                     f"<span class='tag {label}'>{mode}</span>{bonus}</h2>")
         if it.description:
             parts.append(f"<p class='note'>{escape(it.description)}</p>")
         if it.kind == "code":

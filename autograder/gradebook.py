@@ -21,7 +21,12 @@ class took ~8,000 queries and 4,800 flushes that way). Per submission:
   ``Comment.comment`` falls back to it), and ``manual_comment`` is pre-filled with the same text so it is
   the editable content of formgrader's comment box.
 
-Re-runs never undo the instructor's work: ``manual_score`` and ``extra_credit`` are never written; a
+* extra-credit code items (rubric ``extra_credit: true``; the check cell has 0 points, so nbgrader's
+  ``max_score`` leaves them out): ``auto_score`` = 0 and ``extra_credit`` = the hidden-test score, which
+  nbgrader adds to the cell's, the notebook's and the assignment's score (``code_grade``).
+
+Re-runs never undo the instructor's work: ``manual_score`` is never written, nor ``extra_credit`` of a
+regular item; a
 ``manual_comment`` is only refreshed while it still equals the suggestion we wrote last time (kept in
 ``auto_comment``) and the item is unconfirmed (or its answer changed); ``needs_manual_grade`` of a
 confirmed written item is only
@@ -309,13 +314,24 @@ def ensure_assignment(gb_url: str, assignment_id: str, source_notebook_path: Pat
 # ---------------------------------------------------------------------------------------------------
 
 
+def code_grade(item: ItemResult, extra_credit: float | None) -> tuple[float, float | None]:
+    """(auto_score, extra_credit) of a code item's grade row. An extra-credit item's check cell has
+    0 points (so nbgrader's max_score leaves it out) and its test score goes to ``extra_credit``, which
+    nbgrader adds to the score; a regular item's score is ``auto_score`` and its ``extra_credit`` (the
+    instructor's, from formgrader) is kept."""
+    if item.extra_credit:
+        return 0.0, float(item.score)
+    return float(item.score), extra_credit
+
+
 def code_comment(item: ItemResult) -> str:
     """The auto comment of a code item: score and each hidden test by name and message."""
     tests = item.tests
     passed = sum(1 for t in tests if t.passed)
     lines = [
         f"Hidden tests ({item.mode or EXECUTED}): {passed}/{len(tests)} passed, "
-        f"score {_fmt(item.score)} / {_fmt(item.points)}."
+        + (f"extra credit {_fmt(item.score)} / {_fmt(item.points)}." if item.extra_credit
+           else f"score {_fmt(item.score)} / {_fmt(item.points)}.")
     ]
     for t in tests:
         mark = "PASS" if t.passed else "FAIL"
@@ -643,7 +659,10 @@ def _record_assignment(conn, assignment_id: str, pending: list[_Pending]) -> Non
             else:
                 _apply_code(item, grade, comments[(snb_id, grade_cells[item.id])])
     _update_many(
-        conn, g, ("auto_score", "needs_manual_grade"), [r for k, r in grades.items() if r != before_g.get(k)]
+        conn,
+        g,
+        ("auto_score", "extra_credit", "needs_manual_grade"),
+        [r for k, r in grades.items() if r != before_g.get(k)],
     )
     _update_many(
         conn, c, ("auto_comment", "manual_comment"), [r for k, r in comments.items() if r != before_c.get(k)]
@@ -671,14 +690,15 @@ def _apply_written(p: _Pending, item: ItemResult, grade: dict, com: dict | None)
 
 
 def _apply_code(item: ItemResult, grade: dict, com: dict) -> None:
-    """A code item: the hidden-test score as auto score; an instructor's override of an older test score
-    is flagged for re-check when the test score moves."""
-    new_score = float(item.score)
-    if grade["manual_score"] is not None and grade["auto_score"] != new_score:
+    """A code item: the hidden-test score as auto score (as extra credit for an extra-credit item, see
+    :func:`code_grade`); an instructor's override of an older test score is flagged for re-check when
+    the test score moves."""
+    auto, extra = code_grade(item, grade["extra_credit"])
+    if grade["manual_score"] is not None and (grade["auto_score"], grade["extra_credit"]) != (auto, extra):
         grade["needs_manual_grade"] = True
     elif grade["manual_score"] is None:
         grade["needs_manual_grade"] = False
-    grade["auto_score"] = new_score
+    grade["auto_score"], grade["extra_credit"] = auto, extra
     com["auto_comment"] = code_comment(item)
 
 

@@ -27,7 +27,8 @@ class TestOutcome:
 @dataclass
 class ItemResult:
     """One rubric item. ``score`` is what counts now: the test score for code, and for written answers
-    the confirmed score if the instructor set one, else the suggestion."""
+    the confirmed score if the instructor set one, else the suggestion. An ``extra_credit`` item (rubric
+    ``extra_credit: true``) adds its score to the total without adding its points to the maximum."""
 
     id: str
     kind: str  # "code" | "written"
@@ -40,6 +41,7 @@ class ItemResult:
     suggestion: float | None = None
     confirmed: float | None = None
     message: str = ""
+    extra_credit: bool = False
 
 
 @dataclass
@@ -63,9 +65,23 @@ class SubmissionResult:
                 return it
         raise KeyError(item_id)
 
+    # How extra credit counts (nbgrader's rule: a grade's score is manual-or-auto score + extra credit,
+    # and the notebook's max_score sums only the cells' points):
+    #   code_total   = regular code items;   extra_credit = extra-credit items (max: max_extra_credit)
+    #   total        = every item's score, extra credit included (so it can exceed max_total)
+    #   max_total    = points of the regular items only (the pass line is set against it)
+    #   passed       = total >= pass_line: extra credit counts towards passing
     @property
     def code_total(self) -> float:
-        return round(sum(it.score for it in self.items if it.kind == "code"), 4)
+        return round(sum(it.score for it in self.items if it.kind == "code" and not it.extra_credit), 4)
+
+    @property
+    def extra_credit(self) -> float:
+        return round(sum(it.score for it in self.items if it.extra_credit), 4)
+
+    @property
+    def max_extra_credit(self) -> float:
+        return sum(it.points for it in self.items if it.extra_credit)
 
     @property
     def total(self) -> float:
@@ -73,7 +89,7 @@ class SubmissionResult:
 
     @property
     def max_total(self) -> float:
-        return sum(it.points for it in self.items)
+        return sum(it.points for it in self.items if not it.extra_credit)
 
     @property
     def passed(self) -> bool:

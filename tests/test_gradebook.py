@@ -363,6 +363,7 @@ def test_write_grades_csv_several_assignments(tmp_path):
         "q3",
         "extra",
         "code_total",
+        "extra_credit",
         "total",
         "max_total",
         "passed",
@@ -370,7 +371,7 @@ def test_write_grades_csv_several_assignments(tmp_path):
         "status",
     ]
     assert rows[1][:2] == ["alice", "gb-demo"] and rows[2][:2] == ["alice", "other"]
-    assert rows[2][2] == "" and rows[2][-6:] == ["1", "1", "3", "true", "false", "timeout"]
+    assert rows[2][2] == "" and rows[2][-7:] == ["1", "0", "1", "3", "true", "false", "timeout"]
 
 
 LESSON_16 = REPO / "solutions" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb"
