@@ -145,22 +145,31 @@ def notebook_entry_parts(info: zipfile.ZipInfo) -> list[str] | None:
     return parts
 
 
+def _open_zip(zip_path: Path, log: list[str], tag: str, shown: str) -> zipfile.ZipFile | None:
+    """The zip, open, or None with the reason logged: not a zip, or too many entries."""
+    try:
+        zf = zipfile.ZipFile(zip_path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        log.append(f"{tag}{shown}: not a readable zip file ({exc})")
+        return None
+    count = len(zf.infolist())
+    if count > MAX_ENTRIES:
+        zf.close()
+        log.append(f"{tag}{shown}: {count} entries, over the limit of {MAX_ENTRIES} (zip bomb?)")
+        return None
+    return zf
+
+
 def zip_notebooks(zip_path: Path, log: list[str]) -> list[tuple[list[str], bytes]]:
     """Every notebook in one zip as (path components, bytes), read through the same checks and caps as
     ``collect``; what is refused or unreadable is logged, never raised."""
     found: list[tuple[list[str], bytes]] = []
-    try:
-        zf = zipfile.ZipFile(zip_path)
-    except (OSError, zipfile.BadZipFile) as exc:
-        log.append(f"{Path(zip_path).name}: not a readable zip file ({exc})")
+    zf = _open_zip(zip_path, log, "", Path(zip_path).name)
+    if zf is None:
         return found
     with zf:
-        infos = zf.infolist()
-        if len(infos) > MAX_ENTRIES:
-            log.append(f"{Path(zip_path).name}: {len(infos)} entries, over the limit of {MAX_ENTRIES}")
-            return found
         budget = [MAX_TOTAL_BYTES]
-        for info in infos:
+        for info in zf.infolist():
             if info.is_dir():
                 continue
             try:
@@ -176,17 +185,11 @@ def zip_notebooks(zip_path: Path, log: list[str]) -> list[tuple[list[str], bytes
 
 def _candidates(zip_path: Path, assignment: str, log: list[str]) -> list[Candidate]:
     out: list[Candidate] = []
-    try:
-        zf = zipfile.ZipFile(zip_path)
-    except (OSError, zipfile.BadZipFile) as exc:
-        log.append(f"ERROR {zip_path}: not a readable zip file ({exc})")
+    zf = _open_zip(zip_path, log, "ERROR ", str(zip_path))
+    if zf is None:
         return out
     with zf:
-        infos = zf.infolist()
-        if len(infos) > MAX_ENTRIES:
-            log.append(f"ERROR {zip_path}: {len(infos)} entries, over the limit of {MAX_ENTRIES} (zip bomb?)")
-            return out
-        files = [i for i in infos if not i.is_dir()]
+        files = [i for i in zf.infolist() if not i.is_dir()]
         tops = {
             i.filename.replace("\\", "/").lstrip("/").split("/", 1)[0] for i in files if "/" in i.filename
         }
