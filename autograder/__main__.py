@@ -88,7 +88,7 @@ def cmd_gradescope(args) -> int:
     from .gradescope import build
 
     path = build(args.assignment, Path(args.out), isolation=args.isolation, visibility=args.visibility,
-                 written_visibility=args.written_visibility)
+                 written_visibility=args.written_visibility, address_space_mb=args.address_space_mb)
     print(path)
     return 0
 
@@ -211,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     gs.add_argument("--visibility", default="visible", help="Gradescope visibility of the code tests and total")
     gs.add_argument("--written-visibility", default="after_published",
                     help="visibility of the written items' suggested scores (graded by hand on Gradescope)")
+    gs.add_argument("--address-space-mb", type=int, default=512,
+                    help="virtual memory per sandboxed process; keep it below the container's memory limit")
     gs.set_defaults(func=cmd_gradescope)
 
     k = sub.add_parser("check", help="validate every rubric and its hidden tests")

@@ -57,6 +57,7 @@ VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 #: dependencies at the versions installed where the zip is built
 GRADING_DISTRIBUTIONS = ("numpy", "PyYAML", "nbformat")
 MAX_SUBMISSION_FILES = 10_000
+DEFAULT_ADDRESS_SPACE_MB = 512  # per sandboxed process (virtual memory), on Gradescope
 ZIP_DATE = (2020, 1, 1, 0, 0, 0)  # fixed entry times: the same inputs build the same zip
 
 RUN_AUTOGRADER = r"""#!/usr/bin/env bash
@@ -161,6 +162,7 @@ def build(
     isolation: str = "auto",
     visibility: str = "visible",
     written_visibility: str = "after_published",
+    address_space_mb: int = DEFAULT_ADDRESS_SPACE_MB,
 ) -> Path:
     """Write ``out_dir/<assignment>-gradescope.zip`` and return its path."""
     from .batch import known_assignments
@@ -179,6 +181,9 @@ def build(
         "visibility": visibility,
         "written_visibility": written_visibility,
         "grader": assignment.fingerprint,
+        # Gradescope's container has 768 MB by default: a submission's processes must stay well below
+        # it, or a memory bomb gets the whole container killed instead of a failed test
+        "limits": {"address_space_bytes": int(address_space_mb) << 20},
     }
     files: dict[str, Path | bytes] = {
         "setup.sh": SETUP_SH.encode(),
@@ -387,10 +392,12 @@ def run(root: Path) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="gradescope-"))
     try:
         from .engine import AUTOGRADER_DIR, grade_notebook, load_assignment, shutdown_workers, zero_items
-        from .sandbox import resolve_isolation
+        from .sandbox import LIMITS_ENV, resolve_isolation
 
         print(f"engine: {Path(__file__).resolve().parent}")
         config = json.loads((root / "source" / CONFIG_NAME).read_text(encoding="utf-8"))
+        if config.get("limits"):
+            os.environ[LIMITS_ENV] = json.dumps(config["limits"])
         assignment = load_assignment(AUTOGRADER_DIR / config["assignment"])
         mode, isolation_text = resolve_isolation(config.get("isolation", "auto"))
         print(f"isolation: {isolation_text}")
@@ -425,6 +432,45 @@ def run(root: Path) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     atomic_write_text(results_path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     return 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# trying the zip without Gradescope (tests, tools/gradescope_vs_local.py)
+# ---------------------------------------------------------------------------------------------------
+
+
+def install(zip_path: Path, root: Path) -> None:
+    """Lay out ``root`` as Gradescope's image build does, setup.sh aside: the zip unpacked into
+    ``root/source`` (file modes kept, as unzip does) and ``run_autograder`` copied to ``root``."""
+    source = Path(root) / "source"
+    with zipfile.ZipFile(zip_path) as zf:
+        zf.extractall(source)
+        for info in zf.infolist():
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:
+                os.chmod(source / info.filename, mode)
+    shutil.copy2(source / "run_autograder", Path(root) / "run_autograder")
+
+
+def invoke(root: Path, python: str | None = None, timeout: float = 600) -> tuple[dict, str]:
+    """Run ``root/run_autograder`` as Gradescope does (cwd ``root``), with ``python`` standing in for
+    the venv setup.sh builds; returns the parsed results.json and the instructor-only stdout."""
+    import subprocess
+
+    env = {**os.environ, ROOT_ENV: str(root), PYTHON_ENV: python or sys.executable}
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run(
+        [str(Path(root) / "run_autograder")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"run_autograder exited with {proc.returncode}: {proc.stderr[-2000:]}")
+    data = json.loads((Path(root) / "results" / "results.json").read_text(encoding="utf-8"))
+    return data, proc.stdout
 
 
 def check() -> int:

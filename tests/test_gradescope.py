@@ -60,18 +60,6 @@ if not LEAKED:
 """
 
 
-def unpack(zip_path: Path, root: Path) -> None:
-    """What Gradescope's image build does: the zip into ROOT/source, run_autograder copied to ROOT."""
-    source = root / "source"
-    with zipfile.ZipFile(zip_path) as zf:
-        zf.extractall(source)
-        for info in zf.infolist():  # unzip keeps the modes; zipfile does not
-            mode = (info.external_attr >> 16) & 0o777
-            if mode:
-                os.chmod(source / info.filename, mode)
-    shutil.copy2(source / "run_autograder", root / "run_autograder")
-
-
 def run_autograder(root: Path, files: dict[str, bytes], python: str = sys.executable) -> tuple[dict, str]:
     sub = root / "submission"
     if sub.exists():
@@ -80,15 +68,9 @@ def run_autograder(root: Path, files: dict[str, bytes], python: str = sys.execut
     for name, data in files.items():
         (sub / name).parent.mkdir(parents=True, exist_ok=True)
         (sub / name).write_bytes(data)
-    env = {**os.environ, gradescope.ROOT_ENV: str(root), gradescope.PYTHON_ENV: python}
-    env.pop("PYTHONPATH", None)
-    proc = subprocess.run(
-        [str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    data, stdout = gradescope.invoke(root, python, timeout=300)
     jsonschema.validate(data, SCHEMA)
-    return data, proc.stdout
+    return data, stdout
 
 
 def code_of(path: Path, root: Path) -> str:
@@ -123,7 +105,7 @@ def built(tmp_path_factory):
     zip_path = Path(proc.stdout.strip())
     assert zip_path == base / "dist" / f"{ASSIGNMENT}-gradescope.zip"
     root = base / "autograder"
-    unpack(zip_path, root)
+    gradescope.install(zip_path, root)
     return zip_path, root
 
 
@@ -140,6 +122,8 @@ def test_the_zip_follows_the_contract_and_holds_no_solution(built):
     assert all("==" in r for r in requirements)
     assert {r.split("==")[0].lower() for r in requirements} >= {"numpy", "pyyaml", "nbformat"}
     assert "--no-cache-dir -r" in (root / "source" / "setup.sh").read_text()
+    config = json.loads((root / "source" / gradescope.CONFIG_NAME).read_text())
+    assert config["assignment"] == ASSIGNMENT and config["limits"] == {"address_space_bytes": 512 << 20}
     # the same inputs build the same bytes (fixed entry times, sorted entries)
     again = gradescope.build(ASSIGNMENT, zip_path.parent / "again")
     assert again.read_bytes() == zip_path.read_bytes()
@@ -285,3 +269,18 @@ def test_zip_upload_and_crashes_still_give_valid_results(built, tmp_path):
     data, stdout = run_autograder(root, {NB: SOURCE_NB.read_bytes()}, python=str(tmp_path / "no-python"))
     assert data["score"] == 0 and "stopped before grading" in data["output"]
     assert stat.S_IMODE((root / "run_autograder").stat().st_mode) & 0o111
+
+
+def test_the_other_lesson_builds_and_grades_the_same(tmp_path):
+    """Nothing in the zip or run_autograder is lesson 16's: lesson 03's reference earns its code points."""
+    assignment, nb = "03-load-imbalance", "load_imbalance.ipynb"
+    root = tmp_path / "root"
+    gradescope.install(gradescope.build(assignment, tmp_path / "dist"), root)
+    data, _ = run_autograder(root, {"my upload.ipynb": (REPO / "solutions" / assignment / nb).read_bytes()})
+    (tmp_path / "subs" / "ref" / assignment).mkdir(parents=True)
+    shutil.copy(REPO / "solutions" / assignment / nb, tmp_path / "subs" / "ref" / assignment / nb)
+    (local,) = grade_class(tmp_path / "subs", tmp_path / "out", jobs=1, quiet=True)
+    assert data["score"] == local.code_total == sum(it.points for it in local.items if it.kind == "code")
+    assert {k: v["score"] for k, v in data["extra_data"]["items"].items()} == {
+        it.id: it.score for it in local.items
+    }
