@@ -26,7 +26,9 @@ and writes ``results.json``:
   Each written item still gets an informational entry without a score (the static-review suggestion with
   its quoted evidence, as in formgrader's comment box), visible to students ``after_published`` by
   default, so a student sees the suggestion together with the TA's score;
-* top level: ``score`` = the code total (``code_total`` of ``grades.csv``), ``output`` (per-item totals,
+* extra-credit items (rubric ``extra_credit: true``): their tests have ``max_score`` 0, so what they
+  earn counts above the autograder's points, as Gradescope shows extra credit;
+* top level: ``score`` = ``code_total`` + ``extra_credit`` of ``grades.csv``, ``output`` (per-item totals,
   pass line, status, isolation, notes), ``extra_data`` (per-item scores, status, isolation); all text
   formats are ``text``, so nothing a submission wrote renders as HTML.
 
@@ -298,13 +300,15 @@ def results_json(result, config: dict, elapsed: float) -> dict:
             )
             continue
         total = sum(t.weight for t in item.tests)
+        # extra credit (rubric extra_credit: true): Gradescope counts a score above max_score as extra
+        bonus = " （附加分 / extra credit）" if item.extra_credit else ""
         if not item.tests:  # nothing ran: unreadable notebook, no notebook, grading error
             tests.append(
                 {
-                    "name": f"{item.id}",
+                    "name": f"{item.id}{bonus}",
                     "number": f"{n}.1",
                     "score": 0.0,
-                    "max_score": float(item.points),
+                    "max_score": 0.0 if item.extra_credit else float(item.points),
                     "status": "failed",
                     "output": item.message or result.status,
                     "tags": [item.id],
@@ -316,24 +320,34 @@ def results_json(result, config: dict, elapsed: float) -> dict:
             share = _share(item.points, t.weight, total)
             tests.append(
                 {
-                    "name": f"{item.id}: {t.name}" + ("（边界/校验 / edge case）" if t.edge else ""),
+                    "name": f"{item.id}: {t.name}" + ("（边界/校验 / edge case）" if t.edge else "") + bonus,
                     "number": f"{n}.{j}",
                     "score": share if t.passed else 0.0,
-                    "max_score": share,
+                    "max_score": 0.0 if item.extra_credit else share,
                     "status": "passed" if t.passed else "failed",
                     "output": "✔ 通过 / passed"
                     if t.passed
                     else (t.message or "结果与预期不符 / wrong result"),
-                    "tags": [item.id, *(["edge"] if t.edge else [])],
+                    "tags": [
+                        item.id,
+                        *(["edge"] if t.edge else []),
+                        *(["extra credit"] if item.extra_credit else []),
+                    ],
                     "visibility": vis,
                 }
             )
-    code = [it for it in result.items if it.kind == "code"]
+    code = [it for it in result.items if it.kind == "code" and not it.extra_credit]
+    extra = [it for it in result.items if it.extra_credit]
     written = [it for it in result.items if it.kind == "written"]
     lines = [
         f"{result.assignment_id}: 代码 / code {_fmt(result.code_total)} / {_fmt(sum(it.points for it in code))}"
     ]
     lines += [f"  {it.id}: {_fmt(it.score)} / {_fmt(it.points)}" for it in code]
+    if extra:
+        lines.append(
+            f"附加分 / extra credit: +{_fmt(result.extra_credit)}（最多 / at most {_fmt(result.max_extra_credit)}）"
+        )
+        lines += [f"  {it.id}: {_fmt(it.score)} / {_fmt(it.points)}" for it in extra]
     if written:
         ids = ", ".join(it.id for it in written)
         lines.append(
@@ -347,7 +361,7 @@ def results_json(result, config: dict, elapsed: float) -> dict:
     lines.append(f"隔离方式 / isolation: {result.isolation}")
     lines += [f"- {m}" for m in result.messages]
     return {
-        "score": float(result.code_total),
+        "score": round(result.code_total + result.extra_credit, 4),
         "execution_time": int(round(elapsed)),
         "output": "\n".join(lines),
         "output_format": "text",
@@ -361,7 +375,13 @@ def results_json(result, config: dict, elapsed: float) -> dict:
             "isolation": result.isolation,
             "grader": result.grader,
             "items": {
-                it.id: {"kind": it.kind, "points": it.points, "score": it.score, "suggestion": it.suggestion}
+                it.id: {
+                    "kind": it.kind,
+                    "points": it.points,
+                    "score": it.score,
+                    "extra_credit": it.extra_credit,
+                    "suggestion": it.suggestion,
+                }
                 for it in result.items
             },
         },

@@ -168,13 +168,14 @@ def test_scores_equal_the_local_grader(graded):
     root, outcomes, local = graded
     for name, (data, stdout) in outcomes.items():
         res: SubmissionResult = local[name]
-        assert data["score"] == res.code_total, name
+        assert data["score"] == round(res.code_total + res.extra_credit, 4), name
         items = data["extra_data"]["items"]
         assert {k: v["score"] for k, v in items.items()} == {it.id: it.score for it in res.items}, name
         assert data["extra_data"]["status"] == res.status, name
         # graded by the engine unpacked from the zip, not by the checkout's
         assert stdout.splitlines()[0] == f"engine: {(root / 'source' / 'autograder').resolve()}"
-    assert outcomes["reference"][0]["score"] == 4 and outcomes["stub"][0]["score"] == 0
+    everything = sum(it.points for it in local["reference"].items if it.kind == "code")  # extra credit too
+    assert outcomes["reference"][0]["score"] == everything >= 4 and outcomes["stub"][0]["score"] == 0
     assert outcomes["broken"][0]["extra_data"]["status"].startswith("unreadable")
     for name in ("hostile-prints", "broken", "stub"):
         assert outcomes[name][0]["score"] == 0
@@ -197,7 +198,7 @@ def test_one_entry_per_hidden_test_with_the_feedback_message(graded):
         for it in res.items:
             if it.kind == "code":
                 own = [t for t in code if t["tags"][0] == it.id]
-                assert sum(t["max_score"] for t in own) == pytest.approx(it.points)
+                assert sum(t["max_score"] for t in own) == pytest.approx(0 if it.extra_credit else it.points)
                 assert sum(t["score"] for t in own) == pytest.approx(it.score)
         written = [t for t in data["tests"] if "written" in t.get("tags", [])]
         assert [t["tags"][0] for t in written] == [it.id for it in res.items if it.kind == "written"]
@@ -280,7 +281,55 @@ def test_the_other_lesson_builds_and_grades_the_same(tmp_path):
     (tmp_path / "subs" / "ref" / assignment).mkdir(parents=True)
     shutil.copy(REPO / "solutions" / assignment / nb, tmp_path / "subs" / "ref" / assignment / nb)
     (local,) = grade_class(tmp_path / "subs", tmp_path / "out", jobs=1, quiet=True)
-    assert data["score"] == local.code_total == sum(it.points for it in local.items if it.kind == "code")
+    assert local.code_total == sum(
+        it.points for it in local.items if it.kind == "code" and not it.extra_credit
+    )
+    assert data["score"] == round(local.code_total + local.extra_credit, 4)
     assert {k: v["score"] for k, v in data["extra_data"]["items"].items()} == {
         it.id: it.score for it in local.items
     }
+
+
+def test_results_json_maps_extra_credit_and_written_items():
+    """Generic over rubric items: a synthetic result with a regular, an extra-credit and a written item."""
+    from autograder.results import STATIC_REVIEW, ItemResult
+    from autograder.results import TestOutcome as Outcome
+
+    items = [
+        ItemResult(
+            "core",
+            "code",
+            3.0,
+            2.25,
+            "executed",
+            tests=[
+                Outcome("test_a", "core", 3, True),
+                Outcome("test_b", "core", 1, False, "检查边界", edge=True),
+            ],
+        ),
+        ItemResult(
+            "bonus",
+            "code",
+            1.0,
+            1.0,
+            "executed",
+            tests=[Outcome("test_c", "bonus", 1, True)],
+            extra_credit=True,
+        ),
+        ItemResult(
+            "q1", "written", 2.0, 1.0, STATIC_REVIEW, suggestion=1.0, message="建议 1/2：<b>quoted</b>"
+        ),
+    ]
+    res = SubmissionResult("s", "a", "nb", items=items, pass_line=3, isolation="bubblewrap")
+    data = gradescope.results_json(res, {}, 1.2)
+    jsonschema.validate(data, SCHEMA)
+    assert data["score"] == 3.25 == res.code_total + res.extra_credit
+    by_name = {t["name"]: t for t in data["tests"]}
+    a, b = by_name["core: test_a"], by_name["core: test_b（边界/校验 / edge case）"]
+    assert (a["score"], a["max_score"], b["score"], b["max_score"]) == (2.25, 2.25, 0.0, 0.75)
+    assert b["status"] == "failed" and b["output"] == "检查边界" and b["tags"] == ["core", "edge"]
+    c = next(t for t in data["tests"] if t["name"].startswith("bonus: test_c"))
+    assert (c["score"], c["max_score"], c["tags"][-1]) == (1.0, 0.0, "extra credit")
+    q1 = next(t for t in data["tests"] if t["tags"] == ["q1", "written"])
+    assert q1["output"] == "建议 1/2：<b>quoted</b>" and "score" not in q1  # shown as text, never as HTML
+    assert "extra credit: +1" in data["output"] and data["extra_data"]["items"]["bonus"]["extra_credit"]

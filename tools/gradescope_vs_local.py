@@ -44,11 +44,11 @@ def main() -> int:
             want = local[(student, assignment)]
             got_items = {k: v["score"] for k, v in data["extra_data"]["items"].items()}
             want_items = {it.id: it.score for it in want.items}
-            if data["score"] != want.code_total or got_items != want_items:
+            if data["score"] != round(want.code_total + want.extra_credit, 4) or got_items != want_items:
                 mismatches += 1
                 print(
                     f"MISMATCH {assignment} {student}: gradescope {data['score']} {got_items}, "
-                    f"local {want.code_total} {want_items}"
+                    f"local {want.code_total} + {want.extra_credit} {want_items}"
                 )
     print(
         f"{runs} submissions, {mismatches} mismatches, {time.monotonic() - started:.0f} s of Gradescope runs"
