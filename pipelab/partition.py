@@ -249,17 +249,34 @@ def _loads_from_bounds(pre, bounds, fixed, spd):
 
 
 def min_max_partition(
-    layer_costs, num_stages, *, head_cost=0.0, tail_cost=0.0, mem=None, mem_cap=None, speed=None
+    layer_costs,
+    num_stages,
+    *,
+    head_cost=0.0,
+    tail_cost=0.0,
+    mem=None,
+    mem_cap=None,
+    speed=None,
+    tie_break="variance",
 ) -> list[int]:
-    """Exact contiguous partition minimising the slowest stage's time.
+    """Exact contiguous partition minimising the slowest stage's time; ties broken by variance.
 
     Binary search on the bottleneck ``T``: every probe runs an exact feasibility test (maximal-prefix
     greedy, ``O(P log L)``, for identical devices without memory caps; an ``O(P·L)`` reachability sweep
     otherwise), and every feasible probe lowers the upper bound to the *attained* bottleneck of the
-    partition it found, so the search ends on an attained value.  When every layer costs the same (and
-    there are no speeds or caps) the water-filling split is returned, which has the same bottleneck and
-    the smallest variance of stage times.  Raises ``ValueError`` if no partition meets the memory caps.
+    partition it found, so the search ends on an attained value.
+
+    Several partitions usually reach that bottleneck.  With ``tie_break="variance"`` (the default, the
+    rule of lesson 16's contract) the one with the least sum of squared stage times is returned — the
+    least variance, since the stage times sum to a constant without ``speed`` — found by an exact
+    dynamic programme over the partitions whose stages all stay within the bottleneck
+    (``O(P·L·w)``, ``w`` the most layers one stage can hold; :data:`TIE_BREAK_BUDGET` bounds it, and a
+    larger instance warns and skips the tie-break).  When every layer costs the same (and there are no
+    speeds or caps) the water-filling split is that partition.  ``tie_break=None`` returns the first
+    optimum the search finds.  Raises ``ValueError`` if no partition meets the memory caps.
     """
+    if tie_break not in ("variance", None):
+        raise ValueError(f"tie_break must be 'variance' or None, not {tie_break!r}")
     arr, P, L, fixed, spd, mems, caps = _setup(
         layer_costs, num_stages, head_cost, tail_cost, mem, mem_cap, speed, as_array=True
     )
@@ -321,11 +338,69 @@ def min_max_partition(
             best = b
             hi = max(_loads_from_bounds(pre, b, fixed, s))
     counts = [best[p + 1] - best[p] for p in range(P)]
+    if tie_break is None:
+        return counts
     if not hetero and L > P and float(arr.min()) == float(arr.max()):
         wf = water_fill(L, float(arr[0]), float(head_cost), float(tail_cost), P)
         if max(stage_loads(arr, wf, head_cost=head_cost, tail_cost=tail_cost)) <= hi * (1 + 1e-12):
-            counts = wf
-    return counts
+            return wf
+    least = _least_squares_within(pre_np, P, fixed, s, pm, caps, hi * (1 + 1e-9))
+    return counts if least is None else least
+
+
+#: Most element operations the variance tie-break of :func:`min_max_partition` may spend (P·L·w).
+TIE_BREAK_BUDGET = 50_000_000
+
+
+def _least_squares_within(pre, P, fixed, spd, pm, caps, T):
+    """The partition with the least sum of squared stage times among those whose every stage time is
+    ``<= T`` (and within the memory caps): ``D_p(j) = min_i D_{p−1}(i) + t_p(i, j)²`` over the first
+    ``j`` layers on stages ``0..p``, vectorised over ``j`` for each segment length ``d = j − i``.
+    Returns None (after a warning) when the work exceeds :data:`TIE_BREAK_BUDGET`."""
+    import warnings
+
+    L = len(pre) - 1
+    s = [1.0] * P if spd is None else spd
+    # the longest segment any stage may hold within T (a stage's time grows with its segment)
+    budget = max(T * s[p] - fixed[p] for p in range(P))
+    ends = np.searchsorted(pre, pre[:-1] + budget, side="right") - 1
+    longest = max(1, min(int((ends - np.arange(L)).max()), L - P + 1))
+    if P * L * longest > TIE_BREAK_BUDGET:
+        warnings.warn(
+            f"min_max_partition: the variance tie-break would take ~{P * L * longest:.1e} operations "
+            f"(budget {TIE_BREAK_BUDGET:.0e}); returning a min-max partition without it "
+            "(pass tie_break=None to skip it silently)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return None
+    inf = math.inf
+    D = np.full(L + 1, inf)
+    D[0] = 0.0
+    choice = np.zeros((P, L + 1), dtype=np.int64)
+    j = np.arange(L + 1)
+    for p in range(P):
+        new = np.full(L + 1, inf)
+        arg = np.zeros(L + 1, dtype=np.int64)
+        for d in range(longest, 0, -1):  # longest segment first: ties keep the earliest cut
+            i = j[d:] - d
+            t = (fixed[p] + pre[d:] - pre[:-d]) / s[p]
+            ok = t <= T
+            if pm is not None:
+                ok &= pm[d:] - pm[:-d] <= caps[p] * (1 + 1e-12)
+            val = np.where(ok, D[i] + t * t, inf)
+            better = val < new[d:] * (1 - 1e-12)  # a float-level tie is a tie
+            new[d:] = np.where(better, val, new[d:])
+            arg[d:] = np.where(better, i, arg[d:])
+        D = new
+        choice[p] = arg
+    if not math.isfinite(D[L]):
+        return None
+    bounds = [L]
+    for p in range(P - 1, -1, -1):
+        bounds.append(int(choice[p][bounds[-1]]))
+    bounds.reverse()
+    return [bounds[p + 1] - bounds[p] for p in range(P)]
 
 
 # --------------------------------------------------------------------------------------------- oracles

@@ -141,3 +141,51 @@ def test_heterogeneous_engine_agrees_with_greedy(L, P):
         b, rel=1e-9
     )
     assert a <= bottleneck(costs, min_max_partition(costs, P, head_cost=2.0), head_cost=2.0)
+
+
+def _var(xs):
+    mu = sum(xs) / len(xs)
+    return sum((x - mu) ** 2 for x in xs) / len(xs)
+
+
+@settings(max_examples=250, deadline=None)
+@given(partition_case(hetero=False), st.booleans())
+def test_ties_are_broken_by_variance(case, with_mem):
+    """Among the min-max optima the library returns one of least variance (lesson 16's contract)."""
+    costs, P, kw = case
+    if with_mem:
+        kw = dict(kw, mem=[1.0 + (i % 3) for i in range(len(costs))], mem_cap=[7.0] * P)
+    try:
+        oracle = brute_force_partition(costs, P, **kw)  # least variance among the optima
+    except ValueError:
+        return
+    got = min_max_partition(costs, P, **kw)
+    assert _mem_ok(costs, got, kw)
+    lk = _loads_kw(kw)
+    assert bottleneck(costs, got, **lk) == pytest.approx(bottleneck(costs, oracle, **lk), rel=1e-9, abs=1e-12)
+    assert _var(stage_loads(costs, got, **lk)) == pytest.approx(
+        _var(stage_loads(costs, oracle, **lk)), abs=1e-9
+    )
+
+
+def test_lesson03_case_ties():
+    """Lesson 03's case: 70 splits reach the bottleneck 4.0; the library returns one of least variance."""
+    costs = [1.0] * 24
+    costs[15] = costs[16] = 2.2
+    got = min_max_partition(costs, 8)
+    assert got == [3, 3, 4, 4, 2, 2, 3, 3]
+    assert _var(stage_loads(costs, got)) == pytest.approx(0.17)
+    first = min_max_partition(costs, 8, tie_break=None)  # the search's first optimum: no variance rule
+    assert bottleneck(costs, first) == pytest.approx(4.0) and _var(stage_loads(costs, first)) > 0.17
+
+
+def test_tie_break_budget_warns_and_falls_back(monkeypatch):
+    import pipelab.partition as pt
+
+    costs = [1.0, 3.0, 1.0, 2.0, 2.0, 1.0, 1.0, 3.0]
+    monkeypatch.setattr(pt, "TIE_BREAK_BUDGET", 1)
+    with pytest.warns(RuntimeWarning, match="tie-break"):
+        got = pt.min_max_partition(costs, 3)
+    assert got == pt.min_max_partition(costs, 3, tie_break=None)
+    with pytest.raises(ValueError, match="tie_break"):
+        pt.min_max_partition(costs, 3, tie_break="spread")
