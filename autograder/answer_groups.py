@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 
 from .written import normalise
 
-__all__ = ["SIMILARITY", "Answer", "AnswerGroup", "group_answers", "similarity_matrix"]
+__all__ = ["SIMILARITY", "Answer", "AnswerGroup", "answer_of", "group_answers", "similarity_matrix"]
 
 #: lowest TF-IDF cosine similarity between any two answers of one group (tuned in bench/bench_groups.py)
-SIMILARITY = 0.5
+SIMILARITY = 0.65
 NGRAMS = (1, 3)  # character n-grams inside words (CJK runs are one "word"): characters to trigrams
 
 
@@ -50,6 +50,14 @@ class Answer:
     def canonical(self) -> str:
         """What similarity is measured on: the normalised text, lower-cased, whitespace collapsed."""
         return " ".join(normalise(self.text).lower().split())
+
+
+def answer_of(
+    student_id: str, text: str, points: float, suggestion: float, evidence: list[dict], **kw
+) -> Answer:
+    """An :class:`Answer` from the scorer's output (``evidence``: ``[{"criterion", "met", ...}]``)."""
+    met = tuple(sorted(str(e.get("criterion")) for e in evidence if e.get("met")))
+    return Answer(student_id, text, float(points), float(suggestion), met, list(evidence), **kw)
 
 
 @dataclass

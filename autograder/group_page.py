@@ -75,7 +75,7 @@ _env.filters["num"] = _num
 
 _LAYOUT = """<!doctype html>
 <html lang="zh-CN"><head><meta charset="utf-8"><title>{{ title|v }}</title>
-<meta name="referrer" content="no-referrer"><style>{{ css }}</style></head>
+<meta name="referrer" content="same-origin"><style>{{ css }}</style></head>
 <body>
 <p><a href="{{ base }}formgrader">formgrader</a> · <a href="{{ base }}autograder/groups">答案组 / answer groups</a></p>
 {% block body %}{% endblock %}
@@ -131,8 +131,9 @@ _ITEM = """{% extends "layout" %}{% block body %}
 </details>
 <form class="confirm" method="post" action="{{ base }}autograder/groups/{{ aid|urlencode }}/{{ iid|urlencode }}/confirm">
 {{ xsrf }}<input type="hidden" name="key" value="{{ g.key }}">
+{% set value = scores[0] if scores|length == 1 and g.confirmed|length == g.size else g.suggestion|num %}
 <label>score <input type="number" name="score" min="0" max="{{ g.points|num }}" step="0.25"
- value="{{ g.suggestion|num }}" required></label>
+ value="{{ value }}" required></label>
 <textarea name="comment" placeholder="comment for every member (empty: each keeps its own static-review evidence)"></textarea>
 <label><input type="checkbox" name="overwrite" value="1"> also change members already confirmed</label>
 <button type="submit">确认 / Confirm {{ g.size }}</button>
@@ -191,7 +192,9 @@ def _handler_base():
         def set_default_headers(self) -> None:
             super().set_default_headers()
             self.set_header("Cache-Control", "no-store")
-            self.set_header("Referrer-Policy", "no-referrer")
+            self.set_header(
+                "Referrer-Policy", "same-origin"
+            )  # no-referrer would send Origin: null, which Jupyter refuses
 
         async def reviews(self, aid: str | None = None, iid: str | None = None):
             return await asyncio.get_running_loop().run_in_executor(None, review_items, self.out, aid, iid)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import gradebook
-from .answer_groups import SIMILARITY, Answer, AnswerGroup, group_answers
+from .answer_groups import SIMILARITY, Answer, AnswerGroup, answer_of, group_answers
 from .export import load_results
 from .notebook import UnreadableNotebook, extract
 
@@ -164,15 +164,13 @@ def review_items(
                 except KeyError:
                     continue
                 confirmed, snb_id = state.get((result.student_id, spec["id"]), (None, ""))
-                suggestion = it.suggestion if it.suggestion is not None else it.score
                 answers[spec["id"]].append(
-                    Answer(
-                        student_id=result.student_id,
-                        text=texts.get(spec["id"], ""),
-                        points=float(it.points),
-                        suggestion=float(suggestion),
-                        met=tuple(sorted(str(e.get("criterion")) for e in it.evidence if e.get("met"))),
-                        evidence=list(it.evidence),
+                    answer_of(
+                        result.student_id,
+                        texts.get(spec["id"], ""),
+                        it.points,
+                        it.suggestion if it.suggestion is not None else it.score,
+                        it.evidence,
                         confirmed=confirmed,
                         submission_id=snb_id,
                     )

@@ -1,0 +1,217 @@
+"""Answer groups (issue 11, point 4): how many reviews an instructor makes against how many answers.
+
+* **Demo class** (``make demo``'s sample class, ``autograder.demo.build_sample_class``): every written
+  answer of every submission that is a readable notebook, scored by ``autograder.written.suggest`` (what
+  grading records) and grouped with ``autograder.answer_groups.group_answers``, as
+  ``python -m autograder groups --out build/demo/grading`` shows after ``make demo``.
+* **Synthetic 300-answer class per item**, built from the labelled corpus
+  (``autograder/<lesson>/written_corpus/{tune,heldout}.yaml``): 300 students, each answering with a
+  corpus answer drawn at random and changed on the surface the way copies and near-copies differ in a
+  real class (full-/half-width punctuation, spacing, line breaks, markdown emphasis, letter case, a filler
+  sentence), none of which changes what a careful instructor gives, so each synthetic answer keeps its
+  corpus label. One class is built from the tuning part, one from the held-out part. The corpus answers themselves,
+unchanged (each written to differ from the others), are grouped as a class too: the hard case, where
+answers that look alike but deserve different scores (a correct answer and its negation) must not share a
+group.
+
+For each class: answers, distinct texts, groups of two or more, outliers, reviews (= groups + outliers)
+and answers per review; and, where labels exist, **purity**: the share of grouped answers whose label
+(total points of the criteria) equals the most common label of their group, and the number of grouped
+answers whose label differs from their representative's by more than 0.5 (what confirming a group with
+the representative's score would get wrong by more than the ±0.5 tolerance). The similarity threshold
+was chosen on the tuning part only: the lowest one at which no grouped answer is off by more than 0.5,
+neither in the synthetic class nor in the corpus itself (the sweep prints the rule's pick); the held-out
+part is reported with it unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import yaml
+
+from autograder.answer_groups import SIMILARITY, answer_of, group_answers
+from autograder.batch import known_assignments
+from autograder.written import suggest
+
+CLASS_SIZE = 300
+SEED = 11
+SWEEP = (0.4, 0.5, 0.6, 0.65, 0.7, 0.8)
+FILLERS = ["以上。", "希望是对的。", "(I hope this is right.)", "谢谢老师！", "That is my answer."]
+WIDTH = str.maketrans({",": "，", ":": "：", ";": "；", "(": "（", ")": "）", "?": "？", "!": "！"})
+NARROW = str.maketrans({v: k for k, v in {",": "，", ":": "：", ";": "；", "(": "（", ")": "）"}.items()})
+
+
+def _surface_variants(rng: random.Random):
+    return [
+        lambda t: t.translate(WIDTH),
+        lambda t: t.translate(NARROW),
+        lambda t: t.replace("。", "。 ").replace(". ", ".  "),
+        lambda t: t.replace("\n\n", "\n").strip() + "\n",
+        lambda t: t.replace("**", ""),
+        lambda t: t.lower(),
+        lambda t: t.rstrip() + " " + rng.choice(FILLERS),
+        lambda t: "  " + t.replace("\n", "  \n"),
+    ]
+
+
+def _items(assignment_dir: Path) -> dict[str, dict]:
+    rubric = yaml.safe_load((assignment_dir / "rubric.yaml").read_text(encoding="utf-8"))
+    return {it["id"]: it for it in rubric["items"] if it["kind"] == "written"}
+
+
+def _corpus(assignment_dir: Path, part: str) -> list[dict]:
+    path = assignment_dir / "written_corpus" / f"{part}.yaml"
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["answers"] if path.is_file() else []
+
+
+def _score(text: str, item: dict, student: str, label: float | None = None):
+    s = suggest(text, item)
+    a = answer_of(student, text, item["points"], s.score, s.evidence)
+    a.label = label  # type: ignore[attr-defined]  (bench-only annotation)
+    return a
+
+
+def synthetic_class(corpus: list[dict], item: dict, size: int = CLASS_SIZE, seed: int = SEED) -> list:
+    """``size`` answers to ``item``: corpus answers with label-preserving surface changes (see above)."""
+    rng = random.Random(f"{seed}-{item['id']}")
+    pool = [c for c in corpus if c["item"] == item["id"]]
+    variants = _surface_variants(rng)
+    answers = []
+    for i in range(size):
+        base = rng.choice(pool)
+        text = base["answer"] or ""
+        for change in rng.sample(variants, rng.randint(1, 3)):
+            text = change(text) if text.strip() else text
+        answers.append(_score(text, item, f"syn-{i:03d}", float(sum(base["labels"].values()))))
+    return answers
+
+
+def stats(answers: list, threshold: float = SIMILARITY, item_id: str = "q") -> dict:
+    groups = group_answers(item_id, answers, threshold)
+    multi = [g for g in groups if not g.outlier]
+    out = {
+        "answers": len(answers),
+        "distinct": len({a.text for a in answers}),
+        "groups": len(multi),
+        "outliers": len(groups) - len(multi),
+        "reviews": len(groups),
+    }
+    if answers and getattr(answers[0], "label", None) is not None:
+        grouped = [a for g in multi for a in g.members]
+        out["pure"] = sum(Counter(a.label for a in g.members).most_common(1)[0][1] for g in multi)
+        out["purity"] = out["pure"] / len(grouped) if grouped else 1.0
+        out["off_by_more_than_half"] = sum(
+            1 for g in multi for a in g.members if abs(a.label - g.representative.label) > 0.5
+        )
+    return out
+
+
+def demo_class() -> dict[tuple[str, str], list]:
+    """(assignment, item) -> answers of make demo's sample class (readable notebooks only)."""
+    from autograder.demo import build_sample_class
+
+    found: dict[tuple[str, str], list] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = build_sample_class(Path(tmp) / "class")
+        for aid, directory in known_assignments().items():
+            items = _items(directory)
+            nb_name = yaml.safe_load((directory / "rubric.yaml").read_text(encoding="utf-8"))["notebook"]
+            for path in sorted(root.glob(f"*/{aid}/{nb_name}.ipynb")):
+                try:
+                    nb = json.loads(path.read_text(encoding="utf-8"))
+                except ValueError:  # the sample class has a truncated file on purpose
+                    continue
+                for cell in nb["cells"]:
+                    gid = (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
+                    if gid in items:
+                        text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+                        student = path.parent.parent.name
+                        found.setdefault((aid, gid), []).append(_score(text, items[gid], student))
+    return found
+
+
+def _line(name: str, s: dict) -> str:
+    extra = ""
+    if "purity" in s:
+        extra = f"  purity {s['purity']:.1%}  off>0.5: {s['off_by_more_than_half']}"
+    return (
+        f"  {name:<28} {s['answers']:>5} answers ({s['distinct']:>3} distinct) -> {s['reviews']:>4} reviews "
+        f"({s['groups']:>3} groups + {s['outliers']:>3} outliers), {s['answers'] / max(s['reviews'], 1):5.1f} "
+        f"answers/review{extra}"
+    )
+
+
+def _total(rows: list[dict]) -> dict:
+    total = {k: sum(r[k] for r in rows) for k in ("answers", "distinct", "groups", "outliers", "reviews")}
+    if rows and "purity" in rows[0]:
+        grouped = sum(r["answers"] - r["outliers"] for r in rows)
+        total["pure"] = sum(r["pure"] for r in rows)
+        total["purity"] = total["pure"] / grouped if grouped else 1.0
+        total["off_by_more_than_half"] = sum(r["off_by_more_than_half"] for r in rows)
+    return total
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    print(f"answer groups: same criteria met + char n-gram TF-IDF cosine >= {SIMILARITY} for every pair")
+    print("demo class (make demo's sample class; python -m autograder groups --out build/demo/grading):")
+    rows = []
+    for (aid, iid), answers in sorted(demo_class().items()):
+        rows.append(stats(answers, item_id=iid))
+        print(_line(f"{aid} {iid}", rows[-1]))
+    print(_line("all items", _total(rows)))
+
+    for part in ("tune", "heldout"):
+        print(f"synthetic class, {CLASS_SIZE} answers per item from the corpus' {part} part (seed {SEED}):")
+        rows, sweeps, plain, plain_sweeps = [], {t: [] for t in SWEEP}, [], {t: [] for t in SWEEP}
+        for aid, directory in known_assignments().items():
+            corpus = _corpus(directory, part)
+            for iid, item in _items(directory).items():
+                if not any(c["item"] == iid for c in corpus):
+                    continue
+                unchanged = [
+                    _score(c["answer"] or "", item, c["id"], float(sum(c["labels"].values())))
+                    for c in corpus
+                    if c["item"] == iid
+                ]
+                plain.append(stats(unchanged, item_id=iid))
+                answers = synthetic_class(corpus, item)
+                rows.append(stats(answers, item_id=iid))
+                print(_line(f"{aid} {iid}", rows[-1]))
+                for t in SWEEP:
+                    sweeps[t].append(stats(answers, t, iid))
+                    plain_sweeps[t].append(stats(unchanged, t, iid))
+        if not rows:
+            print("  (no corpus found)")
+            continue
+        print(_line("all items", _total(rows)))
+        print(_line(f"the {part} corpus itself", _total(plain)) + "  (every answer written to differ)")
+        print(
+            f"  threshold sweep ({part}): synthetic class reviews, purity, answers off by > 0.5 | corpus itself"
+        )
+        safe = []
+        for t in SWEEP:
+            s, c = _total(sweeps[t]), _total(plain_sweeps[t])
+            if s["off_by_more_than_half"] == 0 and c["off_by_more_than_half"] == 0:
+                safe.append(t)
+            mark = "  <- used" if abs(t - SIMILARITY) < 1e-9 else ""
+            print(
+                f"    {t:.2f}: {s['reviews']:>5} reviews of {s['answers']}, purity {s['purity']:6.1%}, off>0.5: "
+                f"{s['off_by_more_than_half']:>3} | {c['groups']:>2} groups of {c['answers']}, off>0.5: "
+                f"{c['off_by_more_than_half']}{mark}"
+            )
+        if part == "tune":
+            print(
+                f"  rule (tune part only): the lowest threshold with no answer off by > 0.5 in either: {min(safe)}"
+            )
+    print(f"({time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
