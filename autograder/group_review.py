@@ -106,14 +106,22 @@ def _gradebook_state(out: Path, assignment_id: str) -> dict[tuple[str, str], tup
     state = {}
     with gradebook.session(gradebook.db_url_for(out), write=False) as db:
         rows = (
-            db.query(SubmittedAssignment.student_id, BaseCell.name, Grade, SubmittedNotebook.id)
+            db.query(
+                SubmittedAssignment.student_id,
+                BaseCell.name,
+                Grade.manual_score,
+                Grade.extra_credit,
+                Grade.needs_manual_grade,
+                SubmittedNotebook.id,
+            )
             .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
             .join(SubmittedNotebook, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
             .join(Grade, Grade.notebook_id == SubmittedNotebook.id)
             .join(BaseCell, BaseCell.id == Grade.cell_id)
             .filter(Assignment.name == assignment_id)
         )
-        for student, cell, grade, snb_id in rows:
+        for student, cell, manual, extra, needs, snb_id in rows:
+            grade = {"manual_score": manual, "extra_credit": extra, "needs_manual_grade": needs}
             state[(student, cell)] = (gradebook._confirmed_value(grade), snb_id)
     return state
 
@@ -249,7 +257,8 @@ def confirm_group(
                 raise StaleGroup(
                     f"{student} has no gradebook entry for {assignment_id}/{item_id}: regrade first"
                 )
-            if gradebook._confirmed_value(grade) is not None and not overwrite:
+            as_row = {k: getattr(grade, k) for k in ("manual_score", "extra_credit", "needs_manual_grade")}
+            if gradebook._confirmed_value(as_row) is not None and not overwrite:
                 kept.append(student)
                 continue
             grade.manual_score = score
