@@ -15,6 +15,7 @@
   directories are temporary too, so nothing of the user's or of concurrent sessions leaks in.
 * ``notebook_ui``: opens a notebook in ``page`` and returns a :class:`NotebookUI` (run cells through the
   menus, type into a cell's editor, read outputs, take screenshots).
+* ``export_grades``: ``export_grades(OUT)`` runs ``python -m autograder export`` and returns grades.csv's rows.
 * ``graded_class``: lesson 16's ``reference-notebook`` and one student with partial written answers from
   the sample class, graded with ``grade_class`` into a temporary OUT, with formgrader
   (``autograder.formgrader.start``) running on it.
@@ -173,6 +174,30 @@ def page(browser, artifacts, request):
             except Exception as exc:  # noqa: BLE001 - a diagnostic must not hide the failure
                 print(f"could not save FAILED.png: {exc}")
         context.close()
+
+
+# --------------------------------------------------------------------------------------------- export
+
+
+@pytest.fixture(scope="session")
+def export_grades():
+    """``export_grades(OUT)`` runs ``python -m autograder export --out OUT`` as an instructor would and
+    returns ``grades.csv`` as {(student_id, assignment_id): row}."""
+    import csv
+
+    def run(out: Path) -> dict[tuple[str, str], dict]:
+        done = subprocess.run(
+            [sys.executable, "-m", "autograder", "export", "--out", str(out)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        with open(out / "grades.csv", newline="", encoding="utf-8") as fh:
+            return {(r["student_id"], r["assignment_id"]): r for r in csv.DictReader(fh)}
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------- servers
