@@ -25,6 +25,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .engine import ROOT
 from .results import SubmissionResult, atomic_write_text
 
 MANIFEST = "shard.json"
@@ -149,12 +150,6 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
     manifests = {d: m for d in shard_dirs if (m := read_manifest(d)) is not None}
     check_complete(manifests)
 
-    sources = {gradebook.source_directory(d) for d in shard_dirs}
-    if len(sources) > 1:
-        raise ShardError(
-            f"the shard outputs were graded from different source directories: {sorted(map(str, sources))}"
-        )
-
     owner: dict[tuple[str, str], Path] = {}
     graders: dict[str, tuple[str, Path]] = {}
     todo: list[tuple[SubmissionResult, Path]] = []
@@ -170,13 +165,14 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
                 first = graders.setdefault(res.assignment_id, (res.grader, d))
                 if first[0] != res.grader:
                     raise ShardError(
-                        f"{res.assignment_id} was graded with different hidden tests/rubric in {first[1]} and "
+                        f"{res.assignment_id} was graded with different hidden tests/rubric/release in {first[1]} and "
                         f"{d}: re-grade the older shard"
                     )
             todo.append((res, d))
     todo.sort(key=lambda rd: (rd[0].student_id, rd[0].assignment_id))
+    _check_same_grader(graders)
 
-    gradebook.prepare_course_dir(out, sources.pop())
+    gradebook.prepare_course_dir(out, ROOT)  # as `grade` does: this checkout's solutions/ is the source
     url = gradebook.db_url_for(out)
     for d in shard_dirs:  # assignments the shards registered, even those without a gradeable submission
         for assignment_id, notebook_id in _registered(gradebook.db_url_for(d)):
@@ -202,6 +198,27 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
             progress.step(f"{res.student_id} {res.assignment_id}")
     write_grades_csv(out, merged)
     return merged
+
+
+def _check_same_grader(graders: dict[str, tuple[str, Path]]) -> None:
+    """The shards must have been graded by this checkout's hidden tests, rubric and release: the merge
+    registers the assignments from it and formgrader shows its notebooks."""
+    from .batch import known_assignments
+    from .engine import RubricError, load_assignment
+
+    known = known_assignments()
+    for assignment_id, (fingerprint, where) in sorted(graders.items()):
+        if assignment_id not in known:
+            raise ShardError(f"{where} holds {assignment_id}, which this checkout does not know")
+        try:
+            here = load_assignment(known[assignment_id]).fingerprint
+        except RubricError as exc:
+            raise ShardError(str(exc)) from None
+        if here != fingerprint:
+            raise ShardError(
+                f"{assignment_id} was graded in {where} with other hidden tests/rubric/release than this "
+                "checkout's: merge with the checkout (image) that graded the shards, or re-grade them"
+            )
 
 
 def _registered(gb_url: str) -> list[tuple[str, str]]:

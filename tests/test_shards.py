@@ -179,3 +179,13 @@ def test_merge_refuses_incomplete_mixed_or_overlapping_shards(graded, tmp_path):
     with pytest.raises(shards.ShardError, match="in both"):
         shards.merge([*outs, alone], tmp_path / "d", quiet=True)
     assert not (tmp_path / "a").exists() and not (tmp_path / "d" / "grades.csv").exists()
+    # a shard graded by other hidden tests (an older image): every result of it is refused
+    stale = tmp_path / "stale"
+    shutil.copytree(outs[0], stale)
+    for path in (stale / "results").glob("*/*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["grader"] = "0" * 16
+        path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(shards.ShardError, match="hidden tests/rubric/release"):
+        shards.merge([stale, *outs[1:]], tmp_path / "e", quiet=True)
+    assert not (tmp_path / "e").exists()
