@@ -450,8 +450,15 @@ def run(root: Path) -> int:
         data = crash_json(f"{type(exc).__name__}: {str(exc)[:300]}", time.monotonic() - started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    atomic_write_text(results_path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    atomic_write_text(results_path, results_text(data))
     return 0
+
+
+def results_text(data: dict) -> str:
+    """results.json as UTF-8 text. A submission's strings (quoted answers) may hold lone surrogates
+    (valid in JSON escapes, not encodable): they become U+FFFD rather than stopping the write."""
+    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 # ---------------------------------------------------------------------------------------------------

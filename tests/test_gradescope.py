@@ -333,3 +333,13 @@ def test_results_json_maps_extra_credit_and_written_items():
     q1 = next(t for t in data["tests"] if t["tags"] == ["q1", "written"])
     assert q1["output"] == "建议 1/2：<b>quoted</b>" and "score" not in q1  # shown as text, never as HTML
     assert "extra credit: +1" in data["output"] and data["extra_data"]["items"]["bonus"]["extra_credit"]
+
+
+def test_unencodable_text_in_a_result_still_gives_valid_results():
+    """Lone surrogates are valid JSON escapes in a notebook but not UTF-8: quoted back (answers, notes),
+    they must not stop results.json from being written."""
+    res = SubmissionResult("s", "a", "nb", messages=["code cell 3 raised: ValueError: \ud800"], isolation="x")
+    text = gradescope.results_text(gradescope.results_json(res, {}, 0.1))
+    data = json.loads(text.encode("utf-8").decode("utf-8"))  # strict UTF-8 round trip
+    jsonschema.validate(data, SCHEMA)
+    assert "ValueError: \ufffd" in data["output"]
