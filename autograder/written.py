@@ -1,80 +1,47 @@
 """Suggested scores for written answers (Q items), with quoted evidence, labelled "static review".
 
 ``suggest(answer, item)`` reads one written rubric item (as loaded from rubric.yaml) and returns a
-:class:`WrittenSuggestion`: a suggested score, per-criterion evidence, the rubric deductions that apply
-and a ready-to-paste comment for nbgrader's comment box. Nothing here is a final grade: the instructor
-confirms or changes it in formgrader. Pure stdlib (plus the rubric dict the caller loaded with yaml).
+:class:`WrittenSuggestion`: a suggested score, one piece of evidence per criterion, the rubric
+deductions that apply and a comment for nbgrader's comment box. Nothing here is a final grade: the
+instructor confirms or changes it in formgrader. How well the suggestions agree with a careful
+instructor is measured on a labelled corpus (``autograder/agreement.py``, ``make bench``).
 
 How an answer is read
 =====================
 
-1. **Normalisation** (:func:`normalise`; evidence quotes are substrings of its output):
-
-   * Unicode NFKC, so full-width characters become half-width (``，：；（）！？`` -> ``,:;()!?``,
-     full-width letters/digits -> ASCII); unicode minus/en dash -> ``-``; ``×``/``⋅``/``∙`` -> ``·``.
-   * The placeholder ``YOUR ANSWER HERE`` and HTML tags are removed (``<br>`` is a line break).
-   * Markdown: bullets/numbered items, headings, block quotes and table rows start a new line (their
-     markers are dropped); soft-wrapped lines of one paragraph are joined (as markdown renders them);
-     ``**``/``__``/``*emphasis*``/backticks/``$``/links are unwrapped; ``a*b`` becomes ``a·b``.
-   * LaTeX is flattened so formula concepts can be matched with plain regexes: display math
-     (``$$..$$``, ``\\[..\\]``) is put on the line of the sentence that introduces it;
-     ``\\text{x}``/``\\mathrm{x}``/... -> ``x``; ``\\times``/``\\cdot`` -> ``·``; ``\\min`` -> ``min``;
-     ``\\frac{a}{b}`` -> ``a/b`` (parenthesised when needed); ``\\lambda`` -> ``λ``, ``\\Delta`` -> ``Δ``
-     (any Greek letter by name); ``\\left(``/``\\right)`` -> ``(``/``)``; ``x_{ab}``/``x^{ab}`` ->
-     ``x_ab``/``x^ab``; remaining braces dropped. E.g. ``$\\min(m, P-p) \\cdot M_{\\text{act}}$`` ->
-     ``min(m, P-p) · M_act`` and ``\\lambda^{\\Delta t}`` -> ``λ^Δt``. Write rubric patterns against
-     this form, allowing ``\\s*`` around operators.
-
-2. **Sentences**: split after ``。 ! ? ;`` (full-width ones included via NFKC), after ``.`` followed by a
-   space, a CJK character or the end, and at every line break left after normalisation (paragraphs,
-   bullets, headings, table rows). A **passage** is one sentence or two adjacent sentences.
-
-3. **Concepts**: each concept's patterns are joined into one regex, compiled with ``re.IGNORECASE |
-   re.ASCII`` and searched in the normalised text. ``re.ASCII`` makes ``\\b \\w \\d`` ASCII-only, so an
-   English word glued to Chinese ("的send是") still has word boundaries; match CJK with literal
-   characters or ``\\S`` / ``[^,。]``, not ``\\w``. A criterion is *met* when every one of its concepts
-   has a match inside one passage and that passage *explains*:
-
-   * it contains a causal/conditional/comparative connective (因为 由于 导致 所以 因此 从而 使得 若 如果
-     当 …时 则 才 而 就 直到 否则 通过 用 被 让 只能 无法 ... / because since so therefore causes leads
-     to when if until while than which ... / ``→``) or a formula: a relation (``= ≈ ≤ ≥ ← ∝ < >``),
-     or an expression (``min(``, ``a·b``, ``x^y``) stated as a value (为/是/等于/约/is/are/equals/of
-     ...) — so a bare string of symbols such as ``激活 min(m,P-p) 34+5as/h`` does not count;
-   * it is long enough: *size* >= 12, where size = CJK characters + 1.5 x Latin words/numbers (i.e. 12
-     CJK characters or 8 English words);
-   * it is not a keyword list. A sentence is *list-like* (and cannot be part of a passage that earns
-     credit) if its comma/、/| separated segments (outside parentheses) are at least 3 and 75 % of them
-     are "short" (size < 7); or it is a keyword dump: >= 3 spaces between CJK characters
-     ("背压 阻塞 下游"), or >= 8 CJK characters without any Chinese function character
-     (的 了 是 在 会 就 把 被 让 给 还 也 都 着 要 能 不 没 有 ...), or >= 6 English content words (3+
-     letters) with fewer than 2 function words (the a is to of in it and ...); sentences with an
-     equation are exempt from the keyword-dump tests. A two-sentence window also needs both
-     sentences to have size >= 6.
-
-   **Keyword rule**: a criterion whose concepts only occur in passages that do not explain earns 0 for
-   that criterion (note "关键词罗列，缺少解释 / keywords without explanation"). Hence a bare keyword
-   list (bullets, comma list, one word per line) gets 0 suggested points, below half of the item.
-
-4. **Copied question text**: if the item has ``question:`` (or ``suggest(..., question=...)`` is given),
-   every sentence is compared with it: units are CJK characters and lower-cased Latin words/numbers;
-   a unit counts as copied when it lies in a run of >= 4 consecutive units whose every adjacent pair
-   (unit bigram) also occurs in the question. A sentence with >= 60 % copied units (and >= 3 units) is
-   an *echo*: it is ignored for matching and never part of a passage. So a pasted question earns 0 even
-   though it contains keywords, while an answer that restates a phrase of the question is unaffected.
-
-5. **Score** = sum of the points of the met criteria, capped at the item's points. Deductions listed in
-   the rubric are reported when their ``when_missing`` criterion is not met; they coincide with the
-   missing criterion's points and are not subtracted a second time. Empty and off-topic answers
-   (no concepts) therefore get 0.
+1. **Plain text** (:func:`normalise`): Unicode NFKC (full-width -> half-width), ``×``/``⋅``/``a*b`` ->
+   ``·``, unicode minus -> ``-``; markdown is parsed with mistune and every paragraph, list item,
+   heading and table cell becomes a line; ``$..$``/``$$..$$`` LaTeX is turned into text by pylatexenc
+   (``\\min(m, P-p)\\cdot M_{\\text{act}}`` -> ``min(m, P-p)·M_act``, ``\\frac{a}{b}`` -> ``(a)/(b)``,
+   ``\\lambda^{\\Delta t}`` -> ``λ^Δt``); display math joins the line that introduces it.
+2. **Sentences** end at ``。!?;``, at ``.`` before a space/CJK/end, and at every line break. A
+   **passage** is one sentence, two adjacent ones, or three adjacent ones of one paragraph. Sentences that copy the question (rapidfuzz
+   ``partial_ratio`` >= 85 against the item's ``question``) are ignored.
+3. **Concepts** are regexes (``re.IGNORECASE | re.ASCII``: match CJK with literal characters). A hit
+   is **negated** when a negation cue (不是/不会/没有/从不/无需/not/never/no/…) stands just before it in
+   its clause, or a dismissal (无关/可以忽略/nothing to do with/is not an issue/…) just after it.
+   Negated hits do not count.
+4. A **criterion** is met when every concept has an un-negated hit inside one passage that
+   *explains*: it has a causal/conditional connective (因为 所以 导致 当…时 because when if …) or a
+   formula (unless the criterion says ``needs_reason: false``, e.g. a design), it is long enough (12
+   CJK characters or 8 English words) and it is not a keyword list.
+   A criterion whose first concept (its claim) is negated in a sentence that also names another of
+   its concepts is **contradicted** (a denial, or a statement taken back) and not met. ``need: k`` with ``options:`` makes an any-k-of-n criterion: each
+   option met earns ``points / k``, up to the criterion's points.
+5. **Score** = the sum over criteria, capped at the item's points. Deductions are reported for the
+   criteria not fully met; they coincide with the missing points and are not subtracted again.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+import mistune
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+from rapidfuzz import fuzz
 
 from autograder.results import STATIC_REVIEW, ItemResult
 
@@ -82,15 +49,8 @@ __all__ = ["WrittenSuggestion", "suggest", "normalise", "split_sentences", "vali
 
 MIN_PASSAGE_SIZE = 12.0  # 12 CJK characters or 8 English words
 MIN_WINDOW_SENTENCE_SIZE = 6.0
-LIST_MIN_SEGMENTS = 3
-LIST_SHORT_SEGMENT = 7.0
-LIST_SHORT_SHARE = 0.75
-ECHO_RUN = 4
-ECHO_SHARE = 0.6
+ECHO_SIMILARITY = 85.0
 QUOTE_MAX = 200
-
-# ---------------------------------------------------------------------------------------------------
-# result type
 
 
 @dataclass
@@ -121,253 +81,129 @@ class WrittenSuggestion:
         )
 
 
-# ---------------------------------------------------------------------------------------------------
-# normalisation
+# -- 1. plain text ------------------------------------------------------------------------------------
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RE = re.compile(f"[{_CJK}]")
-_UNIT_RE = re.compile(f"[{_CJK}]|[A-Za-z0-9]+")
 _WORD_RE = re.compile(r"[A-Za-z0-9]+")
-
-_CHAR_MAP = str.maketrans(
+_CHARS = str.maketrans(
     {
-        "\u2212": "-",  # minus sign
-        "\u2013": "-",  # en dash
+        "\u2212": "-",
+        "\u2013": "-",
         "\u2010": "-",
         "\u2011": "-",
-        "\u00d7": "·",  # ×
-        "\u22c5": "·",  # ⋅
-        "\u2219": "·",  # ∙
-        "\u30fb": "·",  # ・
+        "\u00d7": "·",
+        "\u22c5": "·",
+        "\u2219": "·",
+        "\u30fb": "·",
         "\u00a0": " ",
         "\u200b": "",
         "\ufeff": "",
     }
 )
-
 _PLACEHOLDER_RE = re.compile(r"YOUR ANSWER HERE", re.I)
-_BR_RE = re.compile(r"<br\s*/?>", re.I)
-_TAG_RE = re.compile(
-    r"</?(?:p|div|span|b|i|u|em|strong|code|pre|sup|sub|font|ul|ol|li|h[1-6]|blockquote|table|tr|td|th)\b[^>]*>",
-    re.I,
-)
-_FENCE_RE = re.compile(r"^\s*(```|~~~).*$", re.M)
-_DISPLAY_MATH_RE = re.compile(r"\s*(?:\$\$(.+?)\$\$|\\\[(.+?)\\\])[ \t]*", re.S)
-
-_BULLET_RE = re.compile(r"^\s*(?:[-*+•·]\s+|\d{1,3}[.)]\s+|\d{1,3}、\s*|\(\d{1,3}\)\s*|[①-⑳]\s*)")
-_HEADING_RE = re.compile(r"^\s*#{1,6}\s*")
-_QUOTE_RE = re.compile(r"^\s*(?:>\s*)+")
-_HR_RE = re.compile(r"^\s*(?:[-*_]\s*){3,}$")
-_TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
-
-_LATEX_SPACING_RE = re.compile(r"\\(?:[,;:! ]|quad\b|qquad\b)|\\\\")
-_LATEX_SIZING_RE = re.compile(
-    r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![A-Za-z])\s*"
-)
-_LATEX_ESC_RE = re.compile(r"\\([_%&#$])")
-_LATEX_TEXTARG_RE = re.compile(
-    r"\\(?:text|textbf|textit|textrm|texttt|mathrm|mathbf|mathit|mathsf|mathtt|mathcal|mathbb|"
-    r"operatorname|boldsymbol|bm|emph|hat|bar|tilde|vec|overline|underline)\s*\{([^{}]*)\}"
-)
-_LATEX_FRAC_RE = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-_LATEX_SUBSUP_RE = re.compile(r"([_^])\s*\{([^{}]*)\}")
-_LATEX_CMD_RE = re.compile(r"\\([A-Za-z]+) ?")
-_LATEX_SYMBOLS = {
-    "times": "·",
-    "cdot": "·",
-    "cdots": "...",
-    "ldots": "...",
-    "dots": "...",
-    "leftarrow": "←",
-    "gets": "←",
-    "Leftarrow": "⇐",
-    "rightarrow": "→",
-    "to": "→",
-    "Rightarrow": "⇒",
-    "implies": "⇒",
-    "approx": "≈",
-    "sim": "~",
-    "le": "≤",
-    "leq": "≤",
-    "ge": "≥",
-    "geq": "≥",
-    "neq": "≠",
-    "ne": "≠",
-    "in": "∈",
-    "propto": "∝",
-    "infty": "∞",
-    "sum": "Σ",
-    "prod": "Π",
-    "nabla": "∇",
-    "partial": "∂",
-    "varepsilon": "ε",
-    "epsilon": "ε",
-    "vartheta": "θ",
-    "varphi": "φ",
-}
-
-_LATEX_OPERATORS = set("·←⇐→⇒≈≤≥≠∈∝~")
-_LATEX_STRUCTURAL = {
-    "frac",
-    "dfrac",
-    "tfrac",
-    "text",
-    "textbf",
-    "textit",
-    "textrm",
-    "texttt",
-    "mathrm",
-    "mathbf",
-    "mathit",
-    "mathsf",
-    "mathtt",
-    "mathcal",
-    "mathbb",
-    "operatorname",
-    "boldsymbol",
-    "bm",
-    "emph",
-    "hat",
-    "bar",
-    "tilde",
-    "vec",
-    "overline",
-    "underline",
-}
-
-_MULT_STAR_RE = re.compile(r"(?<=[\w)])\s*\*\s*(?=[\w(])")
-_BOLD_RE = re.compile(r"\*\*(.+?)\*\*|(?<!\w)__(.+?)__(?!\w)")
-_EM_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]*?\S)\*(?![\w*])")
-_LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_STAR_PRODUCT_RE = re.compile(r"(?<=[A-Za-z0-9)])\*(?=[A-Za-z0-9(])|(?<=[\w)]) \* (?=[\w(])")
 _SPACES_RE = re.compile(r"[ \t\f\v\u3000]+")
-_CJK_SPACE_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
+_MARKDOWN = mistune.create_markdown(renderer=None, plugins=["math", "table", "strikethrough"])
 
 
-def _latex_command(m: re.Match) -> str:
-    name = m.group(1)
-    if name in _LATEX_STRUCTURAL:
-        return m.group(0)  # handled by _LATEX_TEXTARG_RE / _LATEX_FRAC_RE once its arguments are flat
-    if name in _LATEX_SYMBOLS:
-        sym = _LATEX_SYMBOLS[name]
-        return f" {sym} " if sym in _LATEX_OPERATORS else sym
-    if name in ("lambda", "Lambda"):  # Unicode spells it LAMDA
-        return "λ" if name == "lambda" else "Λ"
-    case = "CAPITAL" if name[0].isupper() else "SMALL"
+def _latex_converter() -> LatexNodes2Text:
+    db = get_default_latex_context_db().filter_context(keep_categories=None)
+    db.add_context_category(
+        "course",
+        prepend=True,
+        macros=[
+            MacroTextSpec("frac", "(%s)/(%s)"),
+            MacroTextSpec("dfrac", "(%s)/(%s)"),
+            MacroTextSpec("tfrac", "(%s)/(%s)"),
+            MacroTextSpec("cdot", " · "),
+            MacroTextSpec("times", " · "),
+            MacroTextSpec("left", ""),
+            MacroTextSpec("right", ""),
+            MacroTextSpec("bar", "%s̄"),
+            *(
+                MacroTextSpec(name, f" {sym} ")
+                for name, sym in (("leftarrow", "←"), ("gets", "←"), ("rightarrow", "→"), ("to", "→"))
+            ),
+        ],
+    )
+    return LatexNodes2Text(latex_context=db, math_mode="text", strict_latex_spaces=False)
+
+
+_LATEX = _latex_converter()
+_SIMPLE_GROUP_RE = re.compile(r"\(([\w\u0370-\u03ff]+)\)")
+
+
+def latex_to_text(latex: str) -> str:
+    """``\\frac{a}{b}`` -> ``a/b``, ``\\cdot`` -> ``·``, ``\\lambda`` -> ``λ`` (pylatexenc)."""
     try:
-        return unicodedata.lookup(f"GREEK {case} LETTER {name.upper()}")
-    except KeyError:
-        pass
-    # \min, \max, \log, \exp, \lim, unknown macros: keep the name as a word
-    return name + (" " if m.group(0).endswith(" ") else "")
+        text = _LATEX.latex_to_text(latex)
+    except Exception:  # a student's broken LaTeX: keep it as typed
+        text = latex
+    return _SIMPLE_GROUP_RE.sub(r"\1", text)
 
 
-def _frac(m: re.Match) -> str:
-    num, den = m.group(1).strip(), m.group(2).strip()
-    if re.search(r"[+\-\s]", num):
-        num = f"({num})"
-    if re.search(r"[+\-·/\s]", den):
-        den = f"({den})"
-    return f"{num}/{den}"
+def _inline(nodes: list[dict]) -> str:
+    out = []
+    for n in nodes:
+        kind = n["type"]
+        if kind in ("text", "codespan"):
+            out.append(n.get("raw", ""))
+        elif kind == "inline_math":
+            out.append(latex_to_text(n.get("raw", "")))
+        elif kind in ("softbreak", "linebreak"):
+            out.append("\n" if kind == "linebreak" else "\x00")  # \x00: a soft break, joined below
+        elif kind == "inline_html":
+            out.append("\n" if re.match(r"<br\s*/?>", n.get("raw", ""), re.I) else "")
+        elif "children" in n:
+            out.append(_inline(n["children"]))
+    return "".join(out)
 
 
-def _subsup(m: re.Match) -> str:
-    body = m.group(2).strip()
-    if re.fullmatch(r"[\w\u0370-\u03ff]*|\([^()]*\)", body):
-        return m.group(1) + body
-    return f"{m.group(1)}({body})"
+def _blocks(nodes: list[dict], lines: list[str]) -> None:
+    for n in nodes:
+        kind = n["type"]
+        if kind in ("paragraph", "block_text", "heading", "table_cell"):
+            lines.extend(_inline(n.get("children", [])).split("\n"))
+        elif kind == "block_math":
+            math = " ".join(latex_to_text(n.get("raw", "")).split())
+            if lines and lines[-1].strip():
+                lines[-1] = lines[-1].rstrip() + " " + math
+            else:
+                lines.append(math)
+        elif kind == "block_code":
+            lines.extend(n.get("raw", "").split("\n"))
+        elif kind == "block_html":
+            lines.extend(re.sub(r"<[^>]*>", "\n", n.get("raw", "")).split("\n"))
+        elif "children" in n:
+            _blocks(n["children"], lines)
 
 
-def _flatten_latex(text: str) -> str:
-    if "\\" not in text and "{" not in text:
-        return text
-    text = _LATEX_ESC_RE.sub(r"\1", text)
-    text = _LATEX_SPACING_RE.sub(" ", text)
-    text = _LATEX_SIZING_RE.sub("", text)
-    for _ in range(6):  # nested groups, innermost first
-        new = _LATEX_TEXTARG_RE.sub(r"\1", text)
-        new = _LATEX_CMD_RE.sub(_latex_command, new) if "\\" in new else new
-        new = _LATEX_FRAC_RE.sub(_frac, new)
-        new = _LATEX_SUBSUP_RE.sub(_subsup, new)
-        if new == text:
-            break
-        text = new
-    text = text.replace("\\", "")
-    return text.replace("{", "").replace("}", "")
+def _join_soft_breaks(line: str) -> str:
+    def join(m: re.Match) -> str:
+        a, b = m.string[m.start() - 1 : m.start()], m.string[m.end() : m.end() + 1]
+        return "" if _CJK_RE.match(a or " ") and _CJK_RE.match(b or " ") else " "
 
-
-def _inline_markdown(text: str) -> str:
-    text = _LINK_RE.sub(r"\1", text)
-    text = _BOLD_RE.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), text)
-    text = _EM_RE.sub(r"\1", text)
-    text = _MULT_STAR_RE.sub("·", text)
-    return text.replace("*", "").replace("`", "").replace("$", "")
-
-
-def _join(prev: str, nxt: str) -> str:
-    if not prev:
-        return nxt
-    if _CJK_RE.match(nxt[:1] or " ") and _CJK_RE.match(prev[-1:]):
-        return prev + nxt
-    return prev + " " + nxt
+    return re.sub(r"\s*\x00\s*", join, line)
 
 
 def normalise(text: str | None) -> str:
-    """The canonical form of an answer that patterns are matched against (see the module docstring).
-
-    Lines of the result are the hard breaks (paragraphs, bullets, headings, table rows, display math)."""
+    """The plain text that patterns are matched against; lines are paragraphs, items, cells."""
     if not text:
         return ""
-    text = unicodedata.normalize("NFKC", text).translate(_CHAR_MAP)
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _PLACEHOLDER_RE.sub("", text)
-    text = _BR_RE.sub("\n", text)
-    text = _TAG_RE.sub("", text)
-    text = _FENCE_RE.sub("", text)
-    text = _DISPLAY_MATH_RE.sub(lambda m: " $" + " ".join((m.group(1) or m.group(2)).split()) + "$\n\n", text)
-
-    # block structure: one output line per paragraph / bullet / heading / table row
-    out: list[str] = []
-    current = ""
-    for raw in text.split("\n"):
-        line = raw.strip()
-        if not line or _HR_RE.match(line) or _TABLE_SEP_RE.match(line):
-            if current:
-                out.append(current)
-            current = ""
-            continue
-        block_start = False
-        for rx in (_HEADING_RE, _QUOTE_RE, _BULLET_RE):
-            m = rx.match(line)
-            if m:
-                line = line[m.end() :].strip()
-                block_start = True
-        if "|" in line:  # table row: every cell is its own line
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            if current:
-                out.append(current)
-            out.extend(c for c in cells if c)
-            current = ""
-            continue
-        if block_start:
-            if current:
-                out.append(current)
-            current = line
-        else:
-            current = _join(current, line)
-    if current:
-        out.append(current)
-
-    lines = []
-    for line in out:
-        line = _inline_markdown(_flatten_latex(line))
-        line = _SPACES_RE.sub(" ", line).strip()
+    text = unicodedata.normalize("NFKC", text).translate(_CHARS).replace("\r\n", "\n").replace("\r", "\n")
+    text = _STAR_PRODUCT_RE.sub("·", _PLACEHOLDER_RE.sub("", text))
+    lines: list[str] = []
+    _blocks(_MARKDOWN(text), lines)
+    out = []
+    for line in lines:
+        line = _SPACES_RE.sub(" ", _join_soft_breaks(line).replace("$", "")).strip()
         if line:
-            lines.append(line)
-    return "\n".join(lines)
+            out.append(line)
+    return "\n".join(out)
 
 
-# ---------------------------------------------------------------------------------------------------
-# sentences and their features
+# -- 2. sentences -------------------------------------------------------------------------------------
 
 _SENT_END_RE = re.compile(
     r"[。!?;]+[\"'”’)\]」』]*"
@@ -375,36 +211,27 @@ _SENT_END_RE = re.compile(
     r"|\n"
 )
 _CONNECTIVE_RE = re.compile(
-    r"因为|由于|导致|所以|因此|因而|从而|使得|致使|以致|以至于|造成|引起|于是|进而|若|如果|假如|假设|一旦|只要|只有|除非"
+    r"因为|由于|导致|所以|因此|因而|从而|使得|致使|以致|造成|引起|于是|进而|若|如果|假如|一旦|只要|只有|除非"
     r"|当(?!前)|(?<![规原准法])则|才|而|直到|否则|意味着|取决于|受限于|相比|比起|大于|小于|高于|低于|超过|越.{1,10}越"
     r"|为了|以便|以免|防止|避免|通过|随着?|只能|无法|不得不|(?<![使作费利])用|被|让|(?<!成)就(?!是)"
-    r"|(?<![同及实准按暂])时(?![钟间序刻延候])|→|⇒|->"
-    r"|\b(?:because|since|so|therefore|thus|hence|consequently|causes?|caused|causing|leads?\s+to|led\s+to"
-    r"|results?\s+in|resulting|due\s+to|when|whenever|if|unless|until|while|whereas|than|otherwise|means"
-    r"|which|thereby|in\s+turn|as\s+a\s+result"
-    r"|forc(?:e|es|ed|ing)|makes?|prevents?|avoids?|in\s+order\s+to|before|after|once|as\s+long\s+as|by)\b",
+    r"|(?<![同及实准按暂])时(?![钟间序刻延候])|→|⇒|->|不等于|≠"
+    r"|\b(?:because|since|so|therefore|thus|hence|causes?|caused|causing|leads?\s+to|led\s+to"
+    r"|results?\s+in|due\s+to|when|whenever|if|unless|until|while|whereas|than|otherwise|means"
+    r"|which|thereby|in\s+turn|as\s+a\s+result|instead|rather"
+    r"|forc(?:e|es|ed|ing)|makes?|prevents?|avoids?|in\s+order\s+to|before|after|once|by|not|never"
+    r"|via|using|through|without|only|each|every)\b",
     re.I | re.A,
 )
-_RELATION_RE = re.compile(r"[=≈≤≥∝←<>]")
-_EXPRESSION_RE = re.compile(r"\b(?:min|max)\s*\(|[\w)]\s*·\s*[\w(]|\^", re.I | re.A)
-_COPULA_RE = re.compile(r"为|是|等于|约|达到|\b(?:is|are|equals?|becomes?|of|reaches)\b", re.I | re.A)
-_PARENS_RE = re.compile(r"\([^()]*\)")
+_FORMULA_RE = re.compile(r"[=≈≤≥∝←<>]|\b(?:min|max)\s*\(|[\w)]\s*·\s*[\w(]|\^", re.I | re.A)
 _LIST_SEP_RE = re.compile(r"[,、|]")
-_ALPHA_RE = re.compile(r"\b(?:[A-Za-z]{3,}|a|an|as|at|be|by|in|is|it|no|of|on|or|to|we)\b", re.A)
 _CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
-# function characters / words that real prose practically always has and a keyword dump lacks
-_ZH_FUNCTION_RE = re.compile("[的了是在会就把被让给还也都着要能不没有这那它其一可很再又]")
+_ZH_FUNCTION_RE = re.compile(
+    "[的了是在会就把被让给还也都着要能不没有这那它其一可很再又对于按以从与和及但或将使]"
+)
 _EN_FUNCTION = frozenset(
     "the a an is are was were be been to of in on at it its this that these for from with as by and or "
     "not no has have had their there they we you can will would must may which into than".split()
 )
-
-
-def _is_formula(text: str) -> bool:
-    """An equation, or an expression stated as the value of something ("峰值为 min(m, P-p)·M")."""
-    if _RELATION_RE.search(text):
-        return True
-    return bool(_EXPRESSION_RE.search(text) and _COPULA_RE.search(text))
 
 
 def _size(text: str) -> float:
@@ -412,44 +239,37 @@ def _size(text: str) -> float:
 
 
 def _is_list_like(text: str) -> bool:
-    """A keyword list or keyword dump rather than a sentence (see the module docstring, rule 3)."""
-    if not _RELATION_RE.search(text):  # keyword dumps (an equation is not one)
-        if len(_CJK_GAP_RE.findall(text)) >= 3:  # "背压 阻塞 下游 因为 上游"
+    """A keyword list or dump rather than a sentence: short comma-separated segments, spaces between
+    CJK words, CJK without function characters, or English content words without function words."""
+    if not re.search(r"[=≈≤≥←]", text):
+        if len(_CJK_GAP_RE.findall(text)) >= 3:
             return True
         n_cjk = len(_CJK_RE.findall(text))
-        if n_cjk >= 8 and not _ZH_FUNCTION_RE.search(text):  # "背压阻塞发送下游因为上游饥饿"
+        if n_cjk >= 8 and not _ZH_FUNCTION_RE.search(text) and len(_WORD_RE.findall(text)) <= 2:
             return True
-        words = [w.lower() for w in _ALPHA_RE.findall(text)]
+        words = [
+            w.lower()
+            for w in re.findall(r"\b[A-Za-z]{3,}\b|\b(?:a|an|as|at|be|by|in|is|it|of|on|or|to)\b", text)
+        ]
         n_function = sum(w in _EN_FUNCTION for w in words)
-        if n_cjk < 4 and len(words) - n_function >= 6 and n_function < 2:
-            return True  # "backpressure blocking send downstream because upstream starvation"
-    for _ in range(3):
-        text = _PARENS_RE.sub(" ", text)
-    segments = [s for s in _LIST_SEP_RE.split(text) if s.strip()]
-    if len(segments) < LIST_MIN_SEGMENTS:
-        return False
-    short = sum(1 for s in segments if _size(s) < LIST_SHORT_SEGMENT)
-    return short >= LIST_SHORT_SHARE * len(segments)
-
-
-@dataclass
-class _Sentence:
-    start: int
-    end: int
-    size: float
-    connective: bool
-    formula: bool
-    list_like: bool
-    echo: bool = False
+        if n_cjk < 4 and len(words) - n_function >= 6 and n_function < 2 and not re.search(r"[:,;()=]", text):
+            return True
+        tokens = text.split()
+        if (
+            len(tokens) >= 5
+            and not n_function
+            and not re.search(f"[{_CJK}]{{5}}|[的了是就把被会也都还要能没而所因则时]", text)
+        ):
+            return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
+    segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
+    return len(segments) >= 3 and sum(_size(s) < 7 for s in segments) >= 0.75 * len(segments)
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) spans of the sentences of a *normalised* text, whitespace trimmed."""
-    spans = []
-    pos = 0
+    spans, pos = [], 0
     for m in _SENT_END_RE.finditer(text):
-        end = m.end() if m.group() != "\n" else m.start()
-        spans.append((pos, end))
+        spans.append((pos, m.start() if m.group() == "\n" else m.end()))
         pos = m.end()
     spans.append((pos, len(text)))
     out = []
@@ -458,56 +278,65 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
             s += 1
         while e > s and text[e - 1].isspace():
             e -= 1
-        if e > s and _UNIT_RE.search(text, s, e):
+        if e > s and re.search(f"[{_CJK}A-Za-z0-9]", text[s:e]):
             out.append((s, e))
     return out
 
 
-@lru_cache(maxsize=64)
-def _question_bigrams(question: str) -> frozenset:
-    units = [u.lower() for u in _UNIT_RE.findall(normalise(question))]
-    return frozenset(zip(units, units[1:], strict=False))
-
-
-def _echo_share(sentence: str, qgrams: frozenset) -> float:
-    units = [u.lower() for u in _UNIT_RE.findall(sentence)]
-    if len(units) < 3:
-        return 0.0
-    copied = [False] * len(units)
-    run_start = None
-    for i in range(len(units)):
-        linked = i + 1 < len(units) and (units[i], units[i + 1]) in qgrams
-        if linked and run_start is None:
-            run_start = i
-        if not linked and run_start is not None:
-            if i - run_start + 1 >= ECHO_RUN:
-                for k in range(run_start, i + 1):
-                    copied[k] = True
-            run_start = None
-    return sum(copied) / len(units)
+@dataclass
+class _Sentence:
+    start: int
+    end: int
+    size: float
+    explains: bool  # a connective or a formula
+    list_like: bool
+    echo: bool
 
 
 def _sentences(text: str, question: str | None) -> list[_Sentence]:
-    qgrams = _question_bigrams(question) if question else frozenset()
+    q = normalise(question).lower() if question else ""
     out = []
     for s, e in split_sentences(text):
         chunk = text[s:e]
-        out.append(
-            _Sentence(
-                start=s,
-                end=e,
-                size=_size(chunk),
-                connective=bool(_CONNECTIVE_RE.search(chunk)),
-                formula=_is_formula(chunk),
-                list_like=_is_list_like(chunk),
-                echo=bool(qgrams) and _echo_share(chunk, qgrams) >= ECHO_SHARE,
-            )
-        )
+        echo = bool(q) and len(chunk) >= 6 and fuzz.partial_ratio(chunk.lower(), q) >= ECHO_SIMILARITY
+        explains = bool(_CONNECTIVE_RE.search(chunk) or _FORMULA_RE.search(chunk))
+        out.append(_Sentence(s, e, _size(chunk), explains, _is_list_like(chunk), echo))
     return out
 
 
-# ---------------------------------------------------------------------------------------------------
-# rubric item
+# -- 3. concepts and negation -------------------------------------------------------------------------
+
+_CLAUSE_END = ",;:。!?，；：\n"
+_NEG_BEFORE_RE = re.compile(
+    r"(?:并不|并非|不是|不会|不能|不需要|不需|不必|无需|无须|不用|不存在|没有|没|从不|从来不|从未|绝不|毫无|永远不|而非"
+    r"|\b(?:not|never|no|cannot|without|neither|nor|none)\b|n't\b)(?:[^\s,;:。，；：]{0,6}|(?:\s+[\w-]+){1,3})?\s*$"
+    r"|(?<![不无])[不无]$",
+    re.I | re.A,
+)
+_NEG_EXEMPT_RE = re.compile(
+    r"(?:不能|不会|没有|cannot|can't|not)\s*(?:靠|通过|仅|只|just|only|simply|merely)", re.I
+)
+_NEG_AFTER_RE = re.compile(
+    r"^[^。;\n]{0,16}?(?:无关|没有关系|没关系|不是问题|不成问题|可以忽略|忽略不计|不会带来任何问题|没有\S{0,3}影响|不是原因|不起作用|保持不变)"
+    r"|^[^,;.]{0,30}?\b(?:nothing to do with|plays? no role|(?:is|are) not (?:an? )?(?:issue|problem|cause|reason)"
+    r"|(?:is|are) never the (?:reason|cause)|irrelevant|negligible|can be ignored|not needed|not required"
+    r"|stays? the same|does ?n[o']t change|just noise)",
+    re.I,
+)
+
+
+def _negated(text: str, start: int, end: int, floor: int = 0) -> bool:
+    """A negation cue just before the hit (same clause, after ``floor``) or a dismissal just after it."""
+    left = start
+    while left > floor and text[left - 1] not in _CLAUSE_END and start - left < 24:
+        left -= 1
+    before = text[left:start]
+    if _NEG_BEFORE_RE.search(before) and not _NEG_EXEMPT_RE.search(before):
+        return True
+    right = end
+    while right < len(text) and text[right] not in ".。;；\n" and right - end < 40:
+        right += 1
+    return bool(_NEG_AFTER_RE.search(text[end:right]))
 
 
 @lru_cache(maxsize=512)
@@ -515,9 +344,37 @@ def _concept_regex(patterns: tuple[str, ...]) -> re.Pattern:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.I | re.A)
 
 
+def _hits(text: str, sents: list[_Sentence], concept: dict) -> tuple[dict[int, tuple[int, int]], set[int]]:
+    """Un-negated hits by sentence index (first span each), and the sentences with a negated hit."""
+    where: dict[int, tuple[int, int]] = {}
+    negated: set[int] = set()
+    previous_end = 0
+    for m in _concept_regex(tuple(concept["patterns"])).finditer(text):
+        if m.end() == m.start():
+            continue
+        k = next((i for i, s in enumerate(sents) if s.start <= m.start() and m.end() <= s.end), None)
+        floor = previous_end  # a cue inside the previous affirmed hit belongs to it ("cannot drop below")
+        if k is None or sents[k].echo:
+            continue
+        if _negated(text, m.start(), m.end(), floor):
+            negated.add(k)  # the floor stays: "不用最新值缓冲" negates both hits
+        else:
+            where.setdefault(k, m.span())
+            previous_end = m.end()
+    return where, negated
+
+
+# -- 4. criteria --------------------------------------------------------------------------------------
+
+
+def _units(crit: dict) -> list[dict]:
+    """What is matched for a criterion: its options (any k of n) or the criterion itself."""
+    return crit.get("options") or [crit]
+
+
 def validate_item(item: dict) -> None:
     """Raise ``ValueError`` if a written rubric item is malformed (missing fields, bad regex, a deduction
-    naming an unknown criterion)."""
+    naming an unknown criterion, ``need`` larger than the number of options)."""
     iid = item.get("id", "?")
     if item.get("kind", "written") != "written":
         raise ValueError(f"item {iid}: not a written item")
@@ -534,56 +391,118 @@ def validate_item(item: dict) -> None:
         ids.add(cid)
         if not isinstance(c.get("points"), int | float) or c["points"] < 0:
             raise ValueError(f"item {iid}/{cid}: points must be a non-negative number")
-        if not c.get("concepts"):
-            raise ValueError(f"item {iid}/{cid}: no concepts")
-        for concept in c["concepts"]:
-            pats = concept.get("patterns") or []
-            if not concept.get("name") or not pats:
-                raise ValueError(f"item {iid}/{cid}: a concept needs a name and patterns")
-            for p in pats:
-                try:
-                    re.compile(p)
-                except re.error as exc:
-                    raise ValueError(f"item {iid}/{cid}/{concept['name']}: bad regex {p!r}: {exc}") from None
+        if "options" in c and not 1 <= int(c.get("need", 1)) <= len(c["options"]):
+            raise ValueError(f"item {iid}/{cid}: need must be between 1 and the number of options")
+        for unit in _units(c):
+            if not unit.get("concepts"):
+                raise ValueError(f"item {iid}/{cid}: no concepts")
+            for concept in unit["concepts"]:
+                if not concept.get("name") or not concept.get("patterns"):
+                    raise ValueError(f"item {iid}/{cid}: a concept needs a name and patterns")
+                for p in concept["patterns"]:
+                    try:
+                        re.compile(p)
+                    except re.error as exc:
+                        raise ValueError(
+                            f"item {iid}/{cid}/{concept['name']}: bad regex {p!r}: {exc}"
+                        ) from None
     for d in item.get("deductions") or []:
         if d.get("when_missing") not in ids:
             raise ValueError(f"item {iid}: deduction names unknown criterion {d.get('when_missing')!r}")
 
 
-# ---------------------------------------------------------------------------------------------------
-# scoring
+@dataclass
+class _Match:
+    met: bool
+    quote: str = ""
+    note: str = ""
+    seen: bool = False  # some concept occurs (outside copies of the question)
+    unexplained: bool = False  # all concepts occur together, but only in passages that do not explain
+    contradicted: bool = False
+
+
+def _match(text: str, sents: list[_Sentence], unit: dict) -> _Match:
+    found = [_hits(text, sents, c) for c in unit["concepts"]]
+    seen = any(where for where, _ in found)
+    if any(k in where for k in found[0][1] for where, _ in found[1:]):
+        # the claim is denied in a sentence about the criterion's subject: a contradiction is no answer
+        return _Match(False, seen=seen, contradicted=True)
+    best = unexplained = None
+    needs_reason = unit.get("needs_reason", True)
+    for i in range(len(sents)):
+        for j in range(i, min(i + 3, len(sents))):
+            if j == i + 2 and "\n" in text[sents[i].start : sents[j].end]:
+                continue  # three sentences only within one paragraph
+            spans = [next((where[k] for k in range(i, j + 1) if k in where), None) for where, _ in found]
+            if None in spans:
+                continue
+            window = sents[i : j + 1]
+            ok = (
+                (any(s.explains for s in window) or not needs_reason)
+                and sum(s.size for s in window) >= MIN_PASSAGE_SIZE
+                and not any(s.list_like for s in window)
+                and (j == i or min(s.size for s in window) >= MIN_WINDOW_SENTENCE_SIZE)
+            )
+            a, b = sents[i], sents[j]
+            key = (j - i, b.end - a.start, a.start, b.end, spans)
+            if ok and (best is None or key[:2] < best[:2]):
+                best = key
+            elif not ok and unexplained is None:
+                unexplained = key
+    if best is None:
+        return _Match(False, seen=seen, unexplained=unexplained is not None)
+    _, _, start, end, spans = best
+    return _Match(True, quote=_trim_quote(text, start, end, spans), seen=True)
+
+
+def _trim_quote(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> str:
+    """At most QUOTE_MAX characters of ``text[start:end]`` around the hits, cut at clause ends."""
+    if end - start <= QUOTE_MAX:
+        return text[start:end].strip()
+    lo, hi = min(s for s, _ in spans), max(e for _, e in spans)
+    cuts = sorted({start, end, *(m.end() for m in _CLAUSE_CUT_RE.finditer(text, start, end))})
+    a = max(c for c in cuts if c <= lo)
+    b = min(c for c in cuts if c >= hi)
+    while True:  # widen clause by clause while it fits
+        wider = [c for c in cuts if c > b and c - a <= QUOTE_MAX][:1] or [
+            c for c in cuts if c < a and b - c <= QUOTE_MAX
+        ][-1:]
+        if not wider:
+            break
+        a, b = min(a, wider[0]), max(b, wider[0])
+    if b - a > QUOTE_MAX:
+        a = a if lo - a < QUOTE_MAX // 4 else lo
+        space = text.rfind(" ", a + QUOTE_MAX // 2, a + QUOTE_MAX)
+        return text[a : space if space > 0 else a + QUOTE_MAX].strip()
+    return text[a:b].strip()
+
+
+_CLAUSE_CUT_RE = re.compile(r"[,;:、。!?]\s*|\.\s+")
+
+
+def _note(m: _Match, text: str, live: bool, off_topic: bool) -> str:
+    if not text:
+        return "空白作答 / empty answer"
+    if not live:
+        return "仅复述题目，没有作答 / only the question copied, no answer"
+    if m.contradicted:
+        return (
+            "答案否定了这一要点（否定或自相矛盾） / the answer denies this point (negation or contradiction)"
+        )
+    if m.unexplained:
+        return "关键词罗列，缺少解释 / keywords without explanation"
+    if off_topic:
+        return "未涉及本题要点（离题？） / none of the rubric concepts found (off-topic?)"
+    if m.seen:
+        return "要点不完整或分散在不同段落 / concepts missing or only in separate passages, not connected"
+    return "缺少要点 / missing concept"
+
+
+# -- 5. score -----------------------------------------------------------------------------------------
 
 
 def _fmt(x: float) -> str:
     return f"{round(float(x), 2):g}"
-
-
-_CLAUSE_END_RE = re.compile(r"[,;:、。!?]\s*|\.\s+|\n")
-
-
-def _trim_quote(text: str, start: int, end: int, hits: list[tuple[int, int]]) -> str:
-    """A substring of ``text[start:end]`` of at most QUOTE_MAX chars covering the concept hits, cut at
-    clause boundaries (``, ; : 、``) where possible and at a space otherwise."""
-    if end - start <= QUOTE_MAX:
-        return text[start:end].strip()
-    cuts = sorted({start, end, *(m.end() for m in _CLAUSE_END_RE.finditer(text, start, end))})
-    lo = min(h[0] for h in hits)
-    hi = max(h[1] for h in hits)
-    i = max(k for k, c in enumerate(cuts) if c <= lo)
-    j = min(k for k, c in enumerate(cuts) if c >= hi)
-    if cuts[j] - cuts[i] > QUOTE_MAX:  # the covering clauses are too long: cut at a space after lo
-        a = cuts[i] if lo - cuts[i] < QUOTE_MAX // 4 else lo
-        b = a + QUOTE_MAX
-        space = text.rfind(" ", a + QUOTE_MAX // 2, b)
-        return text[a : space if space > 0 else b].strip()
-    while True:  # widen clause by clause, right first, while it fits
-        if j + 1 < len(cuts) and cuts[j + 1] - cuts[i] <= QUOTE_MAX:
-            j += 1
-        elif i > 0 and cuts[j] - cuts[i - 1] <= QUOTE_MAX:
-            i -= 1
-        else:
-            break
-    return text[cuts[i] : cuts[j]].strip()
 
 
 def suggest(answer: str | None, item: dict, *, question: str | None = None) -> WrittenSuggestion:
@@ -592,133 +511,61 @@ def suggest(answer: str | None, item: dict, *, question: str | None = None) -> W
     ``question`` overrides ``item["question"]`` (the question text, whose copies earn nothing)."""
     validate_item(item)
     points = float(item["points"])
-    question = question if question is not None else item.get("question")
     text = normalise(answer)
-    sents = _sentences(text, question)
-    live = [s for s in sents if not s.echo]
+    sents = _sentences(text, question if question is not None else item.get("question"))
+    live = any(not s.echo for s in sents)
+    matches = {c["id"]: [_match(text, sents, u) for u in _units(c)] for c in item["criteria"]}
+    off_topic = not any(m.seen for ms in matches.values() for m in ms)
 
-    # passages: (first sentence, last sentence, explains, rank) — singles first, then two-sentence windows
-    passages: list[tuple[int, int, bool, int]] = []
-    for i, s in enumerate(sents):
-        if not s.echo:
-            ok = (s.connective or s.formula) and s.size >= MIN_PASSAGE_SIZE and not s.list_like
-            passages.append((i, i, ok, 0))
-    for i, (a, b) in enumerate(zip(sents, sents[1:], strict=False)):
-        if a.echo or b.echo:
-            continue
-        ok = (
-            (a.connective or b.connective or a.formula or b.formula)
-            and a.size + b.size >= MIN_PASSAGE_SIZE
-            and min(a.size, b.size) >= MIN_WINDOW_SENTENCE_SIZE
-            and not (a.list_like or b.list_like)
-        )
-        passages.append((i, i + 1, ok, 1))
-
-    starts = [s.start for s in sents]
-
-    def sentence_of(span: tuple[int, int]) -> int | None:
-        k = bisect_right(starts, span[0]) - 1
-        return k if k >= 0 and span[1] <= sents[k].end else None
-
-    # every concept's matches, by sentence: per criterion [(name, {sentence index: first span})]
-    hits_by_crit = []
+    evidence, scores = [], {}
     for crit in item["criteria"]:
-        row = []
-        for concept in crit["concepts"]:
-            where: dict[int, tuple[int, int]] = {}
-            for m in _concept_regex(tuple(concept["patterns"])).finditer(text):
-                k = sentence_of(m.span()) if m.end() > m.start() else None
-                if k is not None:
-                    where.setdefault(k, m.span())
-            row.append((concept["name"], where))
-        hits_by_crit.append(row)
-    off_topic = not any(not sents[k].echo for row in hits_by_crit for _n, where in row for k in where)
-
-    evidence: list[dict] = []
-    met_ids: set[str] = set()
-    score = 0.0
-    for crit, concept_hits in zip(item["criteria"], hits_by_crit, strict=True):
-        cid = crit["id"]
-        best = None  # (rank, length, start, end, hits)
-        unexplained = None
-        for i, j, ok, rank in passages:
-            hits = []
-            for _name, where in concept_hits:
-                sp = where.get(i) or where.get(j)
-                if sp is None:
-                    break
-                hits.append(sp)
-            else:
-                start, end = sents[i].start, sents[j].end
-                key = (rank, end - start, start, end, hits)
-                if ok:
-                    if best is None or key[:2] < best[:2]:
-                        best = key
-                elif unexplained is None or key[:2] < unexplained[:2]:
-                    unexplained = key
-
-        if best is not None:
-            _, _, start, end, hits = best
-            met_ids.add(cid)
-            score += float(crit["points"])
-            names = "、".join(n for n, _ in concept_hits)
-            evidence.append(
-                {
-                    "criterion": cid,
-                    "met": True,
-                    "quote": _trim_quote(text, start, end, hits),
-                    "note": f"满足：{names} 在同一段中有解释 / met: concepts explained together",
-                }
+        cid, ms = crit["id"], matches[crit["id"]]
+        need = int(crit.get("need", 1)) if "options" in crit else 1
+        n_met = sum(m.met for m in ms)
+        scores[cid] = float(crit["points"]) * min(n_met, need) / need
+        quotes = [m.quote for m in ms if m.met][:need]
+        if "options" in crit:
+            names = [u["id"] for u, m in zip(crit["options"], ms, strict=True) if m.met]
+            note = f"{min(n_met, need)}/{need}：" + (
+                "、".join(names) if names else _note(ms[0], text, live, off_topic)
             )
-            continue
-
-        if not text:
-            note = "空白作答 / empty answer"
-        elif not live:
-            note = "仅复述题目，没有作答 / only the question copied, no answer"
-        elif unexplained is not None:
-            note = "关键词罗列，缺少解释 / keywords without explanation"
-        elif off_topic:
-            note = "未涉及本题要点（离题？） / none of the rubric concepts found (off-topic?)"
+        elif n_met:
+            note = "满足：要点在同一段中有解释 / met: concepts explained together"
         else:
-            missing = [n for n, where in concept_hits if all(sents[k].echo for k in where)]
-            echoed = [n for n, where in concept_hits if n in missing and where]
-            if missing:
-                tag = "（仅见于照抄题目处 / only where the question is copied）"
-                note = "缺少概念 / missing concept: " + "、".join(
-                    n + (tag if n in echoed else "") for n in missing
-                )
-            else:
-                note = "概念分散在不同段落，未建立联系 / concepts only in separate passages, not connected"
-        evidence.append({"criterion": cid, "met": False, "quote": "", "note": note})
+            note = _note(ms[0], text, live, off_topic)
+        evidence.append({"criterion": cid, "met": n_met >= need, "quote": " … ".join(quotes), "note": note})
 
-    score = round(min(score, points), 4)
+    score = round(min(sum(scores.values()), points), 4)
     deductions = [
-        str(d["reason"]) for d in item.get("deductions") or [] if d.get("when_missing") not in met_ids
+        str(d["reason"])
+        for d in item.get("deductions") or []
+        if scores[d["when_missing"]] < float(_crit(item, d["when_missing"])["points"])
     ]
-    comment = _comment(item, score, points, evidence, deductions)
     return WrittenSuggestion(
-        item_id=str(item["id"]),
-        points=points,
-        score=score,
-        evidence=evidence,
-        deductions_applied=deductions,
-        comment=comment,
+        str(item["id"]),
+        points,
+        score,
+        evidence,
+        deductions,
+        _comment(item, score, points, evidence, scores, deductions),
     )
 
 
-def _comment(item: dict, score: float, points: float, evidence: list[dict], deductions: list[str]) -> str:
-    crit_points = {c["id"]: c["points"] for c in item["criteria"]}
+def _crit(item: dict, cid: str) -> dict:
+    return next(c for c in item["criteria"] if c["id"] == cid)
+
+
+def _comment(
+    item: dict, score: float, points: float, evidence: list[dict], scores: dict, deductions: list[str]
+) -> str:
     lines = [f"[静态审查 / static review] 建议得分 {_fmt(score)}/{_fmt(points)}"]
     for ev in evidence:
+        crit = _crit(item, ev["criterion"])
         mark = "✓ 满足 / met" if ev["met"] else "✗ 未满足 / missed"
-        head = f"{mark} {ev['criterion']} ({_fmt(crit_points[ev['criterion']])} 分)"
-        if ev["met"]:
-            lines.append(f"{head}: 「{' '.join(ev['quote'].split())}」")
-        else:
-            lines.append(f"{head}: {ev['note']}")
+        head = f"{mark} {ev['criterion']} ({_fmt(scores[ev['criterion']])}/{_fmt(crit['points'])} 分)"
+        quote = " ".join(ev["quote"].split())
+        lines.append(f"{head}: 「{quote}」" if ev["met"] else f"{head}: {ev['note']}")
     by_reason = {str(d["reason"]): d.get("points", 0) for d in item.get("deductions") or []}
-    for reason in deductions:
-        lines.append(f"扣分 / deduction (-{_fmt(by_reason.get(reason, 0))}): {reason}")
+    lines += [f"扣分 / deduction (-{_fmt(by_reason.get(r, 0))}): {r}" for r in deductions]
     lines.append("请在 formgrader 中确认或修改 / confirm or change in formgrader")
     return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""Written-answer suggestions against a careful instructor's labels (issue 11, point 2).
+
+Prints, for the tuning and the held-out parts of the labelled corpus (autograder/*/written_corpus/),
+per item and overall: exact agreement, within ±0.5, MAE, over-credit, under-credit and the highest
+suggestion given to a negated answer; then the scorer's speed per answer. Targets (held-out part):
+>= 90 % within ±0.5 overall, no item under 80 %, over-credit <= 3 %, negated answers <= 0.5.
+"""
+
+from __future__ import annotations
+
+import time
+
+from autograder import agreement
+from autograder.written import suggest
+
+
+def main() -> None:
+    for part in agreement.PARTS:
+        table = agreement.report(part)
+        print(agreement.format_report(part, table))
+        if part == "heldout":
+            worst = min(m["within"] for m in table.values())
+            ok = (
+                table["overall"]["within"] >= agreement.TARGET_WITHIN
+                and worst >= agreement.TARGET_ITEM_WITHIN
+                and table["overall"]["over"] <= agreement.TARGET_OVER
+                and max(m["negated_max"] for m in table.values()) <= agreement.TARGET_NEGATED_MAX
+            )
+            print(
+                f"held-out targets (>= 90 % within overall, every item >= 80 %, over <= 3 %, negated <= 0.5): "
+                f"{'met' if ok else 'NOT met'}"
+            )
+        print()
+    cases = [
+        (agreement.written_items(a)[x["item"]], x["answer"])
+        for a in agreement.ASSIGNMENTS
+        for part in agreement.PARTS
+        for x in agreement.corpus(a, part)
+    ]
+    t0 = time.perf_counter()
+    for item, text in cases:
+        suggest(text, item)
+    per = (time.perf_counter() - t0) / len(cases)
+    print(
+        f"suggest(): {per * 1000:.2f} ms per answer over {len(cases)} corpus answers "
+        f"({900 * per:.1f} s for a class of 300 students x 3 questions)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""The written-answer suggestions agree with a careful instructor on the labelled corpus (issue 11).
+
+The corpus (autograder/<assignment>/written_corpus/) is checked for shape first: every written item has
+>= 40 labelled answers, the labels use the rubric's criteria and points, and about a third is held out.
+Then the agreement targets are enforced on the HELD-OUT part, which the scorer was never tuned on:
+>= 90 % of suggestions within ±0.5 of the label overall, no item under 80 %, over-credit (suggestion >
+label + 0.5) <= 3 %, and no answer that denies the right answer suggested more than 0.5. The figures
+themselves are printed by `make bench` (bench/bench_written.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autograder import agreement
+from autograder.written import suggest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def heldout() -> dict[str, dict[str, float]]:
+    return agreement.report("heldout")
+
+
+@pytest.mark.parametrize("assignment", agreement.ASSIGNMENTS)
+def test_corpus_shape_and_labels_follow_the_rubric(assignment):
+    items = agreement.written_items(assignment)
+    parts = {part: agreement.corpus(assignment, part) for part in agreement.PARTS}
+    ids = [a["id"] for answers in parts.values() for a in answers]
+    assert len(ids) == len(set(ids)), "answer ids are unique across both parts"
+    for item_id, item in items.items():
+        counts = {part: sum(a["item"] == item_id for a in answers) for part, answers in parts.items()}
+        total = sum(counts.values())
+        assert total >= 40, f"{assignment}/{item_id}: {total} labelled answers, need >= 40"
+        assert 0.3 <= counts["heldout"] / total <= 0.4, f"{assignment}/{item_id}: held-out share {counts}"
+        points = {c["id"]: float(c["points"]) for c in item["criteria"]}
+        steps = {c["id"]: float(c["points"]) / int(c.get("need", 1)) for c in item["criteria"]}
+        for answers in parts.values():
+            for a in (a for a in answers if a["item"] == item_id):
+                assert set(a["labels"]) == set(points), f"{a['id']}: labels {sorted(a['labels'])}"
+                for cid, got in a["labels"].items():
+                    assert 0 <= got <= points[cid] and (got / steps[cid]).is_integer(), (
+                        f"{a['id']}/{cid}={got}"
+                    )
+                assert isinstance(a["answer"], str) and a["reason"].strip(), a["id"]
+                if a.get("negated"):
+                    assert sum(a["labels"].values()) <= 0.5, f"{a['id']} is marked negated"
+
+
+def test_every_item_has_the_hard_cases():
+    """Negations, copies of the question, keyword stuffing, off-topic and empty answers are in every item."""
+    for assignment in agreement.ASSIGNMENTS:
+        for item_id in agreement.written_items(assignment):
+            answers = [
+                a
+                for part in agreement.PARTS
+                for a in agreement.corpus(assignment, part)
+                if a["item"] == item_id
+            ]
+            styles = " ".join(a["style"] for a in answers)
+            assert sum(bool(a.get("negated")) for a in answers) >= 2, f"{assignment}/{item_id}"
+            assert sum(a["answer"].strip() in ("", "YOUR ANSWER HERE") for a in answers) >= 2
+            for kind in ("copy of the question", "keyword stuffing", "off-topic", "nonsense"):
+                assert kind in styles, f"{assignment}/{item_id} has no {kind!r} answer"
+
+
+def test_heldout_agreement_meets_the_targets(heldout):
+    table = agreement.format_report("heldout", heldout)
+    overall = heldout["overall"]
+    assert overall["within"] >= agreement.TARGET_WITHIN, table
+    assert overall["over"] <= agreement.TARGET_OVER, table
+    for key, m in heldout.items():
+        assert m["within"] >= agreement.TARGET_ITEM_WITHIN, f"{key}\n{table}"
+        assert m["negated_max"] <= agreement.TARGET_NEGATED_MAX, f"{key}\n{table}"
+
+
+def test_metrics_can_fail():
+    """The metric itself: a scorer that always gives full marks fails every target."""
+    rows = [
+        agreement.Scored("16-asymmetric-pipeline", "x", "q1", 0.0, 2.0, True),
+        agreement.Scored("16-asymmetric-pipeline", "y", "q1", 1.0, 1.0, False),
+    ]
+    m = agreement.metrics(rows)
+    assert (m["exact"], m["within"], m["over"], m["under"], m["negated_max"]) == (0.5, 0.5, 0.5, 0.0, 2.0)
+    assert m["mae"] == 1.0
+
+
+def test_the_heldout_part_is_never_listed_answer_by_answer():
+    with pytest.raises(ValueError, match="held-out"):
+        agreement.disagreements("heldout")
+
+
+@pytest.mark.parametrize("assignment", agreement.ASSIGNMENTS)
+def test_reference_answers_get_full_suggestions(assignment):
+    """The solutions notebook's answer cells (the one reference) earn every criterion."""
+    items = agreement.written_items(assignment)
+    nb_path = next((ROOT / "solutions" / assignment).glob("*.ipynb"))
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    answers = {}
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "markdown" and meta.get("solution") and meta.get("grade"):
+            src = cell["source"]
+            answers[meta["grade_id"]] = "".join(src) if isinstance(src, list) else src
+    assert sorted(answers) == sorted(items)
+    for item_id, item in items.items():
+        s = suggest(answers[item_id], item)
+        assert s.score == item["points"], s.comment
