@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -293,8 +294,13 @@ class _Sentence:
     echo: bool
 
 
+@lru_cache(maxsize=64)
+def _question_text(question: str) -> str:
+    return normalise(question).lower()
+
+
 def _sentences(text: str, question: str | None) -> list[_Sentence]:
-    q = normalise(question).lower() if question else ""
+    q = _question_text(question) if question else ""
     out = []
     for s, e in split_sentences(text):
         chunk = text[s:e]
@@ -348,11 +354,13 @@ def _hits(text: str, sents: list[_Sentence], concept: dict) -> tuple[dict[int, t
     """Un-negated hits by sentence index (first span each), and the sentences with a negated hit."""
     where: dict[int, tuple[int, int]] = {}
     negated: set[int] = set()
+    starts = [s.start for s in sents]
     previous_end = 0
     for m in _concept_regex(tuple(concept["patterns"])).finditer(text):
         if m.end() == m.start():
             continue
-        k = next((i for i, s in enumerate(sents) if s.start <= m.start() and m.end() <= s.end), None)
+        k = bisect_right(starts, m.start()) - 1
+        k = k if k >= 0 and m.end() <= sents[k].end else None
         floor = previous_end  # a cue inside the previous affirmed hit belongs to it ("cannot drop below")
         if k is None or sents[k].echo:
             continue
