@@ -126,6 +126,25 @@ def _gradebook_state(out: Path, assignment_id: str) -> dict[tuple[str, str], tup
     return state
 
 
+_extracted: dict[Path, tuple[tuple, dict[str, str]]] = {}  # path -> (file identity, answers)
+
+
+def _answers_of(path: Path, assignment) -> dict[str, str]:
+    """The written answers of a submission copy, as the grader reads them (``notebook.extract``); kept
+    per file identity (inode, size, mtime) so a review server re-reads only what changed."""
+    try:
+        st = path.stat()
+    except OSError:
+        raise UnreadableNotebook(f"{path} is missing") from None
+    identity = (st.st_ino, st.st_size, st.st_mtime_ns, assignment.fingerprint)
+    hit = _extracted.get(path)
+    if hit is not None and hit[0] == identity:
+        return hit[1]
+    answers = extract(path, assignment.cells, assignment.written_ids).answers
+    _extracted[path] = (identity, answers)
+    return answers
+
+
 def _rubric_items(assignment_id: str):
     """The assignment as the grader loads it (rubric and release cells), or None if it is unknown."""
     from .batch import known_assignments
@@ -161,8 +180,11 @@ def review_items(
         unreadable: list[str] = []
         for result in sorted(by_assignment[aid], key=lambda r: r.student_id):
             path = out / gradebook.SUBMITTED / result.student_id / aid / f"{assignment.notebook}.ipynb"
+            if result.status.startswith("unreadable"):  # not recorded (batch._commit); a copy may be old
+                unreadable.append(result.student_id)
+                continue
             try:
-                texts = extract(path, assignment.cells, assignment.written_ids).answers
+                texts = _answers_of(path, assignment)
             except UnreadableNotebook:
                 unreadable.append(result.student_id)
                 continue
