@@ -60,12 +60,12 @@ def _surface_variants(rng: random.Random):
     ]
 
 
-def _items(assignment_dir: Path) -> dict[str, dict]:
+def written_items(assignment_dir: Path) -> dict[str, dict]:
     rubric = yaml.safe_load((assignment_dir / "rubric.yaml").read_text(encoding="utf-8"))
     return {it["id"]: it for it in rubric["items"] if it["kind"] == "written"}
 
 
-def _corpus(assignment_dir: Path, part: str) -> list[dict]:
+def corpus_part(assignment_dir: Path, part: str) -> list[dict]:
     path = assignment_dir / "written_corpus" / f"{part}.yaml"
     return yaml.safe_load(path.read_text(encoding="utf-8"))["answers"] if path.is_file() else []
 
@@ -75,6 +75,15 @@ def _score(text: str, item: dict, student: str, label: float | None = None):
     a = answer_of(student, text, item["points"], s.score, s.evidence)
     a.label = label  # type: ignore[attr-defined]  (bench-only annotation)
     return a
+
+
+def written_answers_of(corpus: list[dict], item: dict) -> list:
+    """The corpus answers to ``item`` as a class, unchanged, each with its label."""
+    return [
+        _score(c["answer"] or "", item, c["id"], float(sum(c["labels"].values())))
+        for c in corpus
+        if c["item"] == item["id"]
+    ]
 
 
 def synthetic_class(corpus: list[dict], item: dict, size: int = CLASS_SIZE, seed: int = SEED) -> list:
@@ -120,7 +129,7 @@ def demo_class() -> dict[tuple[str, str], list]:
     with tempfile.TemporaryDirectory() as tmp:
         root = build_sample_class(Path(tmp) / "class")
         for aid, directory in known_assignments().items():
-            items = _items(directory)
+            items = written_items(directory)
             nb_name = yaml.safe_load((directory / "rubric.yaml").read_text(encoding="utf-8"))["notebook"]
             for path in sorted(root.glob(f"*/{aid}/{nb_name}.ipynb")):
                 try:
@@ -171,15 +180,11 @@ def main() -> None:
         print(f"synthetic class, {CLASS_SIZE} answers per item from the corpus' {part} part (seed {SEED}):")
         rows, sweeps, plain, plain_sweeps = [], {t: [] for t in SWEEP}, [], {t: [] for t in SWEEP}
         for aid, directory in known_assignments().items():
-            corpus = _corpus(directory, part)
-            for iid, item in _items(directory).items():
+            corpus = corpus_part(directory, part)
+            for iid, item in written_items(directory).items():
                 if not any(c["item"] == iid for c in corpus):
                     continue
-                unchanged = [
-                    _score(c["answer"] or "", item, c["id"], float(sum(c["labels"].values())))
-                    for c in corpus
-                    if c["item"] == iid
-                ]
+                unchanged = written_answers_of(corpus, item)
                 plain.append(stats(unchanged, item_id=iid))
                 answers = synthetic_class(corpus, item)
                 rows.append(stats(answers, item_id=iid))

@@ -342,3 +342,29 @@ def _login_cookie(server) -> str:
         urllib.request.Request(f"{server.base}/autograder/groups?token={server.token}"), timeout=10
     )
     return "; ".join(c.split(";")[0] for c in resp.headers.get_all("Set-Cookie") or [])
+
+
+# --------------------------------------------------------------------------------------------- quality
+
+
+@pytest.mark.parametrize("part", ["tune", "heldout"])
+def test_groups_never_mix_answers_an_instructor_scores_apart(part):
+    """On the labelled corpus (autograder/<lesson>/written_corpus/): a synthetic 300-answer class per item
+    (bench/bench_groups.py) shrinks to at most a fifth as many reviews, and no grouped answer's label is
+    more than 0.5 from its representative's; the corpus answers themselves, all written to differ, are
+    never grouped with one labelled more than 0.5 apart either."""
+    from autograder.batch import known_assignments
+    from bench.bench_groups import corpus_part, stats, synthetic_class, written_answers_of, written_items
+
+    answers = reviews = 0
+    for directory in known_assignments().values():
+        corpus = corpus_part(directory, part)
+        for item in written_items(directory).values():
+            if not any(c["item"] == item["id"] for c in corpus):
+                continue
+            s = stats(synthetic_class(corpus, item), item_id=item["id"])
+            assert s["off_by_more_than_half"] == 0, (part, item["id"], s)
+            answers, reviews = answers + s["answers"], reviews + s["reviews"]
+            plain = stats(written_answers_of(corpus, item), item_id=item["id"])
+            assert plain["off_by_more_than_half"] == 0, (part, item["id"], plain)
+    assert answers >= 1500 and reviews <= answers / 5, (answers, reviews)
