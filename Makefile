@@ -42,9 +42,11 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=lessons --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) $(LAB_ARGS)
 
 release: $(STAMP)
+	$(PY) -m autograder.scoring_table $(ASSIGNMENTS)
 	$(PY) -m autograder.release $(ASSIGNMENTS)
 
 check-release: $(STAMP)
+	$(PY) -m autograder.scoring_table --check $(ASSIGNMENTS)
 	$(PY) -m autograder.release --check $(ASSIGNMENTS)
 
 lint: $(STAMP)

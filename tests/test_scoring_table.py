@@ -1,0 +1,109 @@
+"""One scoring table: the notebooks' 评分表 and rubric.yaml hold the same criteria, points and deductions.
+
+The 评分表 cell is generated from the rubric (autograder/scoring_table.py, run by `make release`); these
+tests fail when a notebook's table (source or release) or its question wording drifts from the rubric.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder import scoring_table
+from autograder.batch import known_assignments
+from autograder.engine import load_assignment
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENTS = ("16-asymmetric-pipeline", "03-load-imbalance")
+QUESTION_RE = re.compile(r"^\*\*Q(\d+)（([\d.]+) 分）\*\*：(.*)$", re.S)
+
+
+def rubric(assignment: str) -> dict:
+    return yaml.safe_load((ROOT / "autograder" / assignment / "rubric.yaml").read_text(encoding="utf-8"))
+
+
+def notebook(folder: str, assignment: str) -> dict:
+    path = ROOT / folder / assignment / f"{rubric(assignment)['notebook']}.ipynb"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def source(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+@pytest.mark.parametrize("folder", ["solutions", "lessons"])
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_the_notebook_table_is_the_rubric(assignment, folder):
+    cell = scoring_table.table_cell(notebook(folder, assignment))
+    assert source(cell) == scoring_table.render(rubric(assignment)), (
+        f"{folder}/{assignment}: the 评分表 drifted from rubric.yaml; run `make release`"
+    )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_criterion_points_and_deduction_is_in_the_table(assignment):
+    r = rubric(assignment)
+    table = scoring_table.render(r)
+    header = table.splitlines()[2]
+    assert "得分要点" in header and "扣分标准" in header
+    for it in r["items"]:
+        row = next(line for line in table.splitlines() if f"`{it['id']}`" in line)
+        assert f"| {it['points']:g} |" in row
+        if it["kind"] == "written":
+            for c in it["criteria"]:
+                assert f"{c['description']}（{c['points']:g} 分）" in row
+            for d in it["deductions"]:
+                assert d["reason"] in row and d["reason"].endswith(f"扣 {d['points']:g} 分")
+            assert "扣 2 分" not in row or any(d["points"] == 2 for d in it["deductions"])
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_questions_in_the_rubric_are_the_notebook_questions(assignment):
+    items = {it["id"]: it for it in rubric(assignment)["items"] if it["kind"] == "written"}
+    cells = {
+        c["metadata"]["nbgrader"]["grade_id"]: source(c)
+        for c in notebook("solutions", assignment)["cells"]
+        if c["metadata"].get("nbgrader", {}).get("grade_id", "").endswith("-question")
+    }
+    assert sorted(cells) == sorted(f"{i}-question" for i in items)
+    for item_id, item in items.items():
+        m = QUESTION_RE.match(cells[f"{item_id}-question"].strip())
+        assert m, cells[f"{item_id}-question"]
+        assert f"q{m.group(1)}" == item_id and float(m.group(2)) == item["points"]
+        assert " ".join(item["question"].split()) == " ".join(m.group(3).split())
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_code_rows_state_the_real_split_of_the_hidden_tests(assignment):
+    """The table says edge cases and validation carry a quarter of each code item: true of the tests."""
+    asg = load_assignment(known_assignments()[assignment])
+    for it in asg.items:
+        if it["kind"] == "code":
+            own = [t for t in asg.tests if t.item == it["id"]]
+            assert sum(t.weight for t in own if t.edge) * 4 == pytest.approx(sum(t.weight for t in own))
+
+
+def test_a_changed_rubric_is_caught_and_rewritten(tmp_path):
+    assignment = "16-asymmetric-pipeline"
+    for sub in ("autograder", "solutions"):
+        shutil.copytree(ROOT / sub / assignment, tmp_path / sub / assignment)
+    assert scoring_table.sync(assignment, write=False, root=tmp_path)
+    path = tmp_path / "autograder" / assignment / "rubric.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        text.replace("reason: 没有说明增大 m 的副作用，扣 0.5 分", "reason: 副作用，扣 2 分"),
+        encoding="utf-8",
+    )
+    assert scoring_table.main(["--check", assignment]) == 0  # the repository itself is in sync
+    assert not scoring_table.sync(assignment, write=False, root=tmp_path)
+    assert not scoring_table.sync(assignment, write=True, root=tmp_path)
+    assert scoring_table.sync(assignment, write=False, root=tmp_path)
+    nb = json.loads(
+        (tmp_path / "solutions" / assignment / "asymmetric_pipeline.ipynb").read_text(encoding="utf-8")
+    )
+    assert "副作用，扣 2 分" in source(scoring_table.table_cell(nb))
