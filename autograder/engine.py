@@ -23,7 +23,7 @@ import yaml
 from .notebook import Extracted, SourceInfo, UnreadableNotebook, extract
 from .results import EXECUTED, STATIC_REVIEW, ItemResult, SubmissionResult, TestOutcome
 from .sandbox import Limits, Worker
-from .testing import CallTimeout, Result, WorkerCrashed
+from .testing import CallTimeout, Result, WorkerCrashed, recording_parts
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTOGRADER_DIR = ROOT / "autograder"
@@ -45,6 +45,7 @@ class HiddenTest:
     weight: float
     edge: bool
     doc: str = ""
+    parts: dict[str, float] | None = None
 
 
 @dataclass
@@ -157,7 +158,8 @@ def _load_tests(directory: Path, rubric: dict) -> list[HiddenTest]:
             if fn.rubric_item not in code_items:
                 raise RubricError(f"{path.name}::{name} names item {fn.rubric_item!r}, not a code item of the rubric")
             doc = (inspect.getdoc(fn) or "").splitlines()[0] if inspect.getdoc(fn) else ""
-            tests.append(HiddenTest(name, fn, fn.rubric_item, fn.rubric_weight, fn.rubric_edge, doc))
+            tests.append(HiddenTest(name, fn, fn.rubric_item, fn.rubric_weight, fn.rubric_edge, doc,
+                                    getattr(fn, "rubric_parts", None)))
     for item_id in code_items:
         own = [t for t in tests if t.item == item_id]
         if not own:
@@ -222,9 +224,13 @@ class Submission:
 def run_tests(assignment: Assignment, sub: Submission) -> list[TestOutcome]:
     outcomes = []
     for test in assignment.tests:
-        passed, message = False, ""
+        passed, message, record = False, "", None
         try:
-            test.fn(sub)
+            if test.parts:
+                with recording_parts(test.parts) as record:
+                    test.fn(sub)
+            else:
+                test.fn(sub)
             passed = True
         except (CallTimeout, WorkerCrashed) as exc:
             message = str(exc)
@@ -232,8 +238,29 @@ def run_tests(assignment: Assignment, sub: Submission) -> list[TestOutcome]:
             message = str(exc.args[0]) if exc.args else "结果与预期不符"
         except Exception as exc:  # noqa: BLE001 - the student's value had an unexpected shape
             message = f"返回值的结构或类型不符合约定（检查时出现 {type(exc).__name__}）"
-        outcomes.append(TestOutcome(test.name, test.item, test.weight, passed, message[:500], test.edge))
+        outcome = TestOutcome(test.name, test.item, test.weight, passed, message[:500], test.edge)
+        if record is not None:
+            outcome.earned = round(record.earned(), 6) if passed else 0.0
+            outcome.parts = [
+                {
+                    "name": name,
+                    "weight": weight,
+                    "passed": passed and name in record.checked and name not in record.failed,
+                    "message": record.failed.get(name, _unchecked(name, record, passed, message))[:500],
+                }
+                for name, weight in test.parts.items()
+            ]
+            outcome.passed = outcome.earned == 1.0
+            if passed and not outcome.passed:
+                outcome.message = next(p["message"] for p in outcome.parts if not p["passed"])
+        outcomes.append(outcome)
     return outcomes
+
+
+def _unchecked(name: str, record, passed: bool, message: str) -> str:
+    if not passed:
+        return message
+    return "" if name in record.checked else "这一部分没有被检查到（测试提前结束）"
 
 
 def score_items(assignment: Assignment, outcomes: list[TestOutcome], answers: dict[str, str],
@@ -245,7 +272,7 @@ def score_items(assignment: Assignment, outcomes: list[TestOutcome], answers: di
         if spec["kind"] == "code":
             own = [o for o in outcomes if o.item == spec["id"]]
             total = sum(o.weight for o in own)
-            got = sum(o.weight for o in own if o.passed)
+            got = sum(o.weight * o.credit for o in own)
             score = round(points * got / total, 4) if total else 0.0
             items.append(ItemResult(spec["id"], "code", points, score, EXECUTED, spec.get("description", ""),
                                     tests=own, extra_credit=bool(spec.get("extra_credit", False))))

@@ -51,6 +51,9 @@ def render(result: SubmissionResult) -> str:
             parts.append("<table><tr><th>测试 / test</th><th>结果</th><th>说明 / message</th></tr>")
             for t in it.tests:
                 ok = "<span class='pass'>✔</span>" if t.passed else "<span class='fail'>✘</span>"
+                if not t.passed and t.credit > 0:  # credit per part of the contract
+                    got = "、".join(escape(p["name"]) for p in t.parts if p["passed"])
+                    ok = f"<span class='pass'>◐ {t.credit:.0%}</span><br><span class='note'>✔ {got}</span>"
                 kind = "（边界/校验）" if t.edge else ""
                 parts.append(f"<tr><td>{escape(t.name)}{kind}</td><td>{ok}</td><td>{escape(t.message)}</td></tr>")
             parts.append("</table>")

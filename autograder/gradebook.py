@@ -334,10 +334,12 @@ def code_comment(item: ItemResult) -> str:
            else f"score {_fmt(item.score)} / {_fmt(item.points)}.")
     ]
     for t in tests:
-        mark = "PASS" if t.passed else "FAIL"
+        mark = "PASS" if t.passed else (f"PART {t.credit:.0%}" if t.credit > 0 else "FAIL")
         edge = " (edge case)" if t.edge else ""
         msg = f": {t.message}" if (t.message and not t.passed) else ""
         lines.append(f"- {mark} {t.name}{edge}{msg}")
+        for p in t.parts if not t.passed else []:
+            lines.append(f"    - {'ok' if p['passed'] else 'wrong'}: {p['name']}")
     if item.message:
         lines.append("")
         lines.append(item.message)

@@ -322,7 +322,7 @@ def results_json(result, config: dict, elapsed: float) -> dict:
                 {
                     "name": f"{item.id}: {t.name}" + ("（边界/校验 / edge case）" if t.edge else "") + bonus,
                     "number": f"{n}.{j}",
-                    "score": share if t.passed else 0.0,
+                    "score": share * t.credit,
                     "max_score": 0.0 if item.extra_credit else share,
                     "status": "passed" if t.passed else "failed",
                     "output": "✔ 通过 / passed"

@@ -22,6 +22,15 @@ class TestOutcome:
     passed: bool
     message: str = ""
     edge: bool = False
+    earned: float | None = None  # share of the weight earned (tests with parts); None: all or nothing
+    parts: list[dict] = field(default_factory=list)  # [{"name", "weight", "passed", "message"}]
+
+    @property
+    def credit(self) -> float:
+        """The share of this test's weight the submission earned (0..1)."""
+        if self.earned is not None:
+            return float(self.earned)
+        return 1.0 if self.passed else 0.0
 
 
 @dataclass

@@ -6,7 +6,10 @@ sandboxed worker sent back, so nothing a student returns is compared with its ow
 
 from __future__ import annotations
 
+import contextvars
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,13 +22,22 @@ class WorkerCrashed(AssertionError):
     """The student's process died (crash, sys.exit, os._exit, killed by a resource limit)."""
 
 
-def item(item_id: str, weight: float = 1.0, edge: bool = False):
-    """Attach a hidden test to a rubric item. ``edge=True`` marks edge-case/validation tests."""
+def item(item_id: str, weight: float = 1.0, edge: bool = False, parts: dict[str, float] | None = None):
+    """Attach a hidden test to a rubric item. ``edge=True`` marks edge-case/validation tests.
+
+    ``parts`` splits the test's weight between the parts of the contract it checks (e.g. each returned
+    value): ``{"total_time": 1, "bubble_ratio": 1}``. The test then wraps each check in
+    ``with part(name):``; a part earns its share if it was checked and none of its checks failed, so a
+    submission that gets one returned value right earns that value's share. An exception escaping the
+    test (outside every ``part``: a call that raised, the wrong shape, a timeout) earns nothing."""
+    if parts is not None and (not parts or any(float(w) <= 0 for w in parts.values())):
+        raise ValueError(f"{item_id}: parts must be a non-empty mapping of positive weights")
 
     def mark(fn):
         fn.rubric_item = item_id
         fn.rubric_weight = float(weight)
         fn.rubric_edge = bool(edge)
+        fn.rubric_parts = {str(k): float(v) for k, v in parts.items()} if parts else None
         try:  # also visible to pytest as a marker, so ``pytest -m simulator`` selects an item's tests
             import pytest
 
@@ -35,6 +47,54 @@ def item(item_id: str, weight: float = 1.0, edge: bool = False):
         return fn
 
     return mark
+
+
+@dataclass
+class PartRecord:
+    """What the engine collects while one test with parts runs: which parts were checked, which failed."""
+
+    declared: dict[str, float]
+    checked: set = field(default_factory=set)
+    failed: dict = field(default_factory=dict)  # part -> first failure message
+
+    def earned(self) -> float:
+        """The share of the test's weight earned (0..1)."""
+        got = sum(w for name, w in self.declared.items() if name in self.checked and name not in self.failed)
+        return got / sum(self.declared.values())
+
+
+_record: contextvars.ContextVar[PartRecord | None] = contextvars.ContextVar("autograder_part", default=None)
+
+
+@contextmanager
+def recording_parts(declared: dict[str, float]) -> Iterator[PartRecord]:
+    """Used by the engine around one test: ``part`` blocks inside report to the record yielded."""
+    record = PartRecord(dict(declared))
+    token = _record.set(record)
+    try:
+        yield record
+    finally:
+        _record.reset(token)
+
+
+@contextmanager
+def part(name: str) -> Iterator[None]:
+    """Attribute the checks inside to one part of the test (see ``item(parts=...)``). A failed check
+    fails that part and the test carries on with the next; timeouts and crashes still end the test.
+    Outside the engine (plain pytest on the reference) the assertions simply propagate."""
+    record = _record.get()
+    if record is None:
+        yield
+        return
+    if name not in record.declared:
+        raise KeyError(f"part {name!r} is not declared in the test's @item(parts=...)")
+    record.checked.add(name)
+    try:
+        yield
+    except (CallTimeout, WorkerCrashed):
+        raise
+    except AssertionError as exc:
+        record.failed.setdefault(name, str(exc.args[0]) if exc.args else "结果与预期不符")
 
 
 def approx(got: Any, expected: float, rel: float = 1e-9, abs_tol: float = 1e-9) -> bool:

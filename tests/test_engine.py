@@ -166,3 +166,51 @@ def test_rubric_rejects_written_items_without_criteria(tmp_path):
     d = _tiny_assignment(tmp_path, "", "  - {id: q9, kind: written, points: 2}\n")
     with pytest.raises(RubricError, match="no criteria"):
         Assignment.load(d, release=release)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
+def test_credit_per_part_of_a_test(tmp_path):
+    """``@item(parts=...)``: each part of a test earns its share; a failure outside every part (the
+    wrong shape, a call that raised) earns nothing; timeouts still end the test."""
+    from autograder.engine import run_tests, score_items
+
+    tests = (
+        "from autograder.testing import CallTimeout, item, part\n"
+        "@item('a', weight=4, parts={'x': 1, 'y': 3})\n"
+        "def test_parts(sub):\n"
+        "    for case in range(3):\n"
+        "        with part('x'):\n"
+        "            assert sub['x'] or case < 2, 'x wrong'\n"
+        "        with part('y'):\n"
+        "            assert sub['y'], 'y wrong'\n"
+        "        if sub['timeout']:\n"
+        "            with part('y'):\n"
+        "                raise CallTimeout('too slow')\n"
+        "@item('a', weight=2, parts={'x': 1, 'y': 1})\n"
+        "def test_shape_first(sub):\n"
+        "    assert sub['shape'], 'shape wrong'\n"
+        "    with part('x'):\n"
+        "        assert sub['x']\n"
+        "    with part('y'):\n"
+        "        assert sub['y']\n"
+        "@item('a', weight=2)\n"
+        "def test_plain(sub):\n"
+        "    assert sub['x'] and sub['y']\n"
+    )
+    d = _tiny_assignment(tmp_path, tests, "  - {id: a, kind: code, points: 8}\n")
+    release = tmp_path / "tiny.ipynb"
+    release.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    a = Assignment.load(d, release=release)
+
+    def score(**sub):
+        outcomes = run_tests(a, {"x": True, "y": True, "shape": True, "timeout": False, **sub})
+        return [o.credit for o in outcomes], score_items(a, outcomes, {})[0].score, outcomes
+
+    assert score()[:2] == ([1.0, 1.0, 1.0], 8.0)
+    credits, total, outcomes = score(x=False)  # x fails in the last case only: the whole x part is lost
+    assert credits == [0.75, 0.5, 0.0] and total == pytest.approx(8 * (3 + 1) / 8)
+    assert not outcomes[0].passed and outcomes[0].message == "x wrong"
+    assert [p["passed"] for p in outcomes[0].parts] == [False, True]
+    assert score(shape=False)[0] == [1.0, 0.0, 1.0]  # outside every part: nothing
+    credits, _, outcomes = score(timeout=True)  # a timeout is never swallowed by a part
+    assert credits[0] == 0.0 and "too slow" in outcomes[0].message

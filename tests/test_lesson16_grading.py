@@ -43,6 +43,14 @@ REQUIRED = {
     "partition_allows_zero_layers",
     "solver_pure_python_quadratic",
     "solver_exponential",
+    "bubble_steady_state_limit",
+    # null implementations (issue 12): code that does nothing scores 0 on every code item
+    "null_pass",
+    "null_zeros",
+    "null_ones",
+    "null_returns_input",
+    "null_raises_value_error",
+    "null_empty_list",
 }
 SLOW = {"solver_exponential"}  # two calls run into the per-call time limit on purpose
 
@@ -74,3 +82,14 @@ def test_mistake_scores_exactly_as_stated(path: Path):
     scores = grade_code(ASSIGNMENT, code)
     got = {item: scores.get(item) for item in expected}
     assert got == pytest.approx(expected, abs=1e-4), f"{path.name}: expected {expected}, engine gave {got}"
+
+
+def test_null_implementations_score_zero_and_half_the_contract_earns_about_half():
+    """The promises the catalogue's expect lines carry (issue 12), stated once more where they can be read."""
+    nulls = [p for p in MISTAKES if p.stem.startswith("null_")]
+    assert len(nulls) >= 6
+    for path in nulls:
+        m = EXPECT.search(path.read_text(encoding="utf-8"))
+        assert (float(m[1]), float(m[2])) == (0.0, 0.0), path.name
+    m = EXPECT.search((ASSIGNMENT / "mistakes" / "bubble_steady_state_limit.py").read_text(encoding="utf-8"))
+    assert 0.4 <= float(m[1]) / 2 <= 0.6, "right total_time, wrong bubble: about half the simulator item"

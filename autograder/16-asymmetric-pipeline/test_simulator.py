@@ -9,7 +9,12 @@ non-negative numbers, not modified; all-zero latencies give (0.0, 0.0); ValueErr
 negative/NaN/infinite latency, or a num_microbatches that is not an integer >= 1.
 
 Weights: core 6 + 2 + 4 = 12, edge/validation 6 * 0.5 + 1 = 4 (exactly a quarter); total 16, so one
-weight unit is 2/16 = 0.125 points.
+weight unit is 2/16 = 0.125 points. Credit per returned value: each core test gives half its weight to
+``total_time`` and half to ``bubble_ratio`` (``@item(parts=...)``), each earned when that value is right
+in every case of the test; so a simulator with the right total and a wrong bubble earns half the core.
+Edge and validation credit needs plausible core behaviour as well: every edge test also checks a
+``total_time`` that a constant, the input or a stub cannot produce, so code that does nothing
+(``null_*`` in mistakes/) scores 0.
 
 Oracles are independent of the student's namespace: the closed form T = sum(t) + (m-1)*max(t) (exact
 for this forward flow) and, for the large cases, the finish-time recurrence
@@ -18,10 +23,11 @@ F(p, k) = max(F(p, k-1), F(p-1, k)) + t_p evaluated on the whole grid.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 
-from autograder.testing import Array, Tuple, approx, is_float, item
+from autograder.testing import Array, Tuple, approx, is_float, item, part
 
 SIM = "AsymmetricPipelineScheduler.simulate_1f1b_execution"
 
@@ -66,12 +72,26 @@ def _pair(r) -> tuple[float, float]:
 
 
 def _check(r, lat: list[float], m: int, what: str, total: float | None = None) -> None:
+    """Both returned values; in a test with parts, each value is its own part."""
     got_total, got_bubble = _pair(r)
     exp_total, exp_bubble = closed_form(lat, m) if total is None else (total, bubble_of(lat, m, total))
-    assert approx(got_total, exp_total), (
-        f"{what}：total_time 不对。{RULE}；total_time 是最后一个微批次在最后一个 stage 完成的时刻"
+    with part("total_time"):
+        assert approx(got_total, exp_total), (
+            f"{what}：total_time 不对。{RULE}；total_time 是最后一个微批次在最后一个 stage 完成的时刻"
+        )
+    with part("bubble_ratio"):
+        assert approx(got_bubble, exp_bubble), f"{what}：bubble_ratio 不对。{BUBBLE_RULE}"
+
+
+PLAUSIBLE = ([7.5, 2.0, 11.25, 4.0, 6.5], 9)  # an ordinary non-uniform case (not a hidden input of a core test)
+
+
+def _plausible_total(r, lat: list[float], m: int, what: str) -> None:
+    """Edge credit needs plausible core behaviour: the call's total_time is the right one."""
+    got_total, _ = _pair(r)
+    assert approx(got_total, closed_form(lat, m)[0]), (
+        f"{what}：边界情形只在核心结果也正确时得分，而这里 total_time 不对。{RULE}"
     )
-    assert approx(got_bubble, exp_bubble), f"{what}：total_time 正确但 bubble_ratio 不对。{BUBBLE_RULE}"
 
 
 def _random_latencies(rng: random.Random, p: int) -> list[float]:
@@ -82,9 +102,11 @@ def _random_latencies(rng: random.Random, p: int) -> list[float]:
 
 
 # -- core behaviour (12 of 16) -----------------------------------------------------------------------
-@item("simulator", weight=6)
-def test_nonuniform_stages_match_derivation(sub):
-    """非均匀 stage 耗时、多个微批次：总时间与气泡率与独立推导一致"""
+VALUES = {"total_time": 1, "bubble_ratio": 1}  # credit per returned value
+
+
+@functools.cache
+def _nonuniform_cases() -> list[tuple[list[float], int]]:
     rng = random.Random(16_0101)
     cases = [([30.0, 10.0, 10.0, 20.0], 8)]  # the seed's scenario: (280.0, 0.5)
     cases.append(([6.0, 2.0, 2.0, 2.0, 2.0, 4.0], 12))  # dumbbell: heavy head, lighter tail
@@ -92,24 +114,32 @@ def test_nonuniform_stages_match_derivation(sub):
     for _ in range(9):
         p = rng.randint(2, 8)
         cases.append((_random_latencies(rng, p), rng.randint(2, 24)))
-    for lat, m in cases:
+    return cases
+
+
+@item("simulator", weight=6, parts=VALUES)
+def test_nonuniform_stages_match_derivation(sub):
+    """非均匀 stage 耗时、多个微批次：总时间与气泡率与独立推导一致"""
+    for lat, m in _nonuniform_cases():
         _check(sub.call(SIM, lat, m), lat, m, "非均匀 stage、多个微批次")
 
 
-@item("simulator", weight=2)
+@item("simulator", weight=2, parts=VALUES)
 def test_uniform_stages_give_classic_bubble(sub):
     """均匀 stage：总时间 (m+P−1)·t，气泡率 (P−1)/(m+P−1)"""
     rng = random.Random(16_0102)
     for _ in range(4):
         p, m, t = rng.randint(2, 10), rng.randint(2, 30), round(rng.uniform(0.5, 20.0), 2)
         got_total, got_bubble = _pair(sub.call(SIM, [t] * p, m))
-        assert approx(got_total, (m + p - 1) * t), f"均匀 stage：total_time 应为 (m+P−1)·t。{RULE}"
-        assert approx(got_bubble, (p - 1) / (m + p - 1)), "均匀 stage：bubble_ratio 应为 (P−1)/(m+P−1)"
+        with part("total_time"):
+            assert approx(got_total, (m + p - 1) * t), f"均匀 stage：total_time 应为 (m+P−1)·t。{RULE}"
+        with part("bubble_ratio"):
+            assert approx(got_bubble, (p - 1) / (m + p - 1)), "均匀 stage：bubble_ratio 应为 (P−1)/(m+P−1)"
 
 
-@item("simulator", weight=4)
-def test_long_pipelines_match_recurrence(sub):
-    """较长流水线、较多微批次：与逐格推进的完成时间递推一致"""
+@functools.cache
+def _long_cases() -> list[tuple[list[float], int, float]]:
+    """(latencies, m, total by the recurrence): computed once per grader process."""
     rng = random.Random(16_0103)
     cases = []
     for p, m in ((rng.randint(16, 64), rng.randint(64, 256)), (rng.randint(16, 64), rng.randint(64, 256))):
@@ -118,8 +148,14 @@ def test_long_pipelines_match_recurrence(sub):
     lat = [float(rng.randint(0, 9)) for _ in range(40)]
     lat[0] = lat[-1] = 12.0
     cases.append((lat, 100))
-    for lat, m in cases:
-        _check(sub.call(SIM, lat, m), lat, m, "较长流水线", total=grid_recurrence(lat, m))
+    return [(lat, m, grid_recurrence(lat, m)) for lat, m in cases]
+
+
+@item("simulator", weight=4, parts=VALUES)
+def test_long_pipelines_match_recurrence(sub):
+    """较长流水线、较多微批次：与逐格推进的完成时间递推一致"""
+    for lat, m, total in _long_cases():
+        _check(sub.call(SIM, lat, m), lat, m, "较长流水线", total=total)
 
 
 # -- edge cases and validation (4 of 16) ----------------------------------------------------------------
@@ -154,6 +190,7 @@ def test_all_zero_latencies(sub):
         assert approx(got_total, 0.0) and approx(got_bubble, 0.0), (
             "所有 stage 耗时都为 0 时应返回 (0.0, 0.0)：total_time 为 0 时不要再用它做除数"
         )
+    _plausible_total(sub.call(SIM, *PLAUSIBLE), *PLAUSIBLE, "耗时不全为 0 时")
 
 
 @item("simulator", weight=0.5, edge=True)
@@ -183,6 +220,7 @@ def test_does_not_modify_input(sub):
         assert r.ok, r.describe_failure()
         after = r.args_after[0] if r.args_after else None
         assert after == lat, f"调用后传入的 {kind} 被修改了（排序、改写或增删元素）：请在副本上计算"
+        _plausible_total(r, lat, 5, f"输入是 {kind} 时")
 
 
 @item("simulator", weight=0.5, edge=True)
@@ -191,7 +229,7 @@ def test_returns_floats(sub):
     rng = random.Random(16_0108)
     for lat in (_random_latencies(rng, 4), [rng.randint(1, 9) for _ in range(4)]):
         r = sub.call(SIM, lat, 7)
-        _pair(r)
+        _plausible_total(r, [float(v) for v in lat], 7, "检查返回类型时")
         kids = r.types[1] if isinstance(r.types, list) and len(r.types) == 2 else []
         assert len(kids) == 2 and all(is_float(k) for k in kids), (
             "total_time 与 bubble_ratio 应是 Python float（numpy 浮点数也接受）；输入全是整数时也要转换成 float"
@@ -219,3 +257,5 @@ def test_rejects_invalid_input(sub):
         assert r.raised("ValueError"), f"{why}时应抛出 ValueError，实际" + (
             f"抛出了 {r.error['type']}" if not r.ok else "正常返回了"
         )
+    # valid input must not be rejected: code that only raises ValueError has validated nothing
+    _plausible_total(sub.call(SIM, *PLAUSIBLE), *PLAUSIBLE, "合法输入")

@@ -14,18 +14,26 @@ currently fastest stage; optimal for uniform layer cost, for the maximum and the
 larger ones.
 
 Weights: core 4 + 2 + 4 + 2 = 12, edge/validation 1 + 1 + 2 = 4 (exactly a quarter); total 16, so one
-weight unit is 2/16 = 0.125 points. The general random cases keep the fixed costs below the per-stage
+weight unit is 2/16 = 0.125 points. Credit per part of the contract: each core test weighs the partition
+itself (P layer counts, each >= 1, summing to total_layers: 1), its bottleneck (the maximum stage time is
+optimal: 2) and its balance (least variance among optimal partitions: 1) separately (``@item(parts=
+...)``); a part is earned when it holds in every case of the test. The counts and their sum are one
+part because "P counts >= 1" alone is met by the null output [1] * P; the bottleneck and balance parts
+are judged only on valid partitions. Edge and validation credit needs plausible core behaviour too:
+every edge test also asks for a valid partition on an ordinary case, which a constant, the input or a
+stub cannot give, so code that does nothing (``null_*`` in mistakes/) scores 0. The general random cases keep the fixed costs below the per-stage
 share, so the ">= 1 layer per stage" rule only binds in ``test_heavy_ends_and_seed_case`` and the
 degenerate sizes.
 """
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import random
 
-from autograder.testing import item
+from autograder.testing import item, part
 
 SOLVE = "AsymmetricPipelineScheduler.solve_optimal_layer_partition"
 
@@ -80,24 +88,52 @@ def water_filling(total: int, c: float, s0: float, tail: float, p: int) -> tuple
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-def _judge(r, case: tuple, oracle: tuple[float, float], what: str) -> None:
-    total, c, s0, tail, p = case
+def _valid(r, case: tuple, what: str) -> list[int]:
+    """The returned counts, asserted to be a partition: P integers, each >= 1, summing to total_layers."""
+    total, _c, _s0, _tail, p = case
     assert r.ok, r.describe_failure()
     v = r.value
     assert isinstance(v, list) and len(v) == p, f"{what}：应返回长度为 num_stages 的 list"
     assert all(isinstance(n, int) and not isinstance(n, bool) for n in v), f"{what}：每个元素都应是整数层数"
     assert min(v) >= 1, f"{what}：每个 stage 至少要分到 1 层（固定开销很大的 stage 也一样）"
     assert sum(v) == total, f"{what}：各 stage 层数之和必须等于 total_layers（层数守恒）"
+    return v
+
+
+def _judge(r, case: tuple, oracle: tuple[float, float], what: str) -> None:
+    """The partition, its bottleneck and its balance; in a test with parts, each is its own part (the
+    latter two are judged only on a valid partition)."""
+    total, c, s0, tail, p = case
+    v = None
+    with part("partition"):
+        v = _valid(r, case, what)
+    if v is None:  # (only with parts: the failure is recorded, the other two parts fail with it)
+        for name in ("bottleneck", "balance"):
+            with part(name):
+                raise AssertionError(f"{what}：返回的不是合法的分配，无法评判最大耗时与方差")
+        return
     times = stage_times(v, c, fixed_costs(s0, tail, p))
     best_max, best_var = oracle
-    assert max(times) <= best_max * (1 + 1e-9) + 1e-9, (
-        f"{what}：最慢 stage 的耗时不是最小可能值。stage 耗时 = 固定开销 + 层数·layer_cost，"
-        "首尾 stage 的固定开销也要计入，再决定每一层放在哪里"
-    )
-    assert variance(times) <= best_var + 1e-9 * max(1.0, best_max * best_max), (
-        f"{what}：最大耗时已最优，但各 stage 耗时的方差不是最小：多余的层应分给当前最快的 stage，"
-        "而不是集中放在某一个 stage"
-    )
+    with part("bottleneck"):
+        assert max(times) <= best_max * (1 + 1e-9) + 1e-9, (
+            f"{what}：最慢 stage 的耗时不是最小可能值。stage 耗时 = 固定开销 + 层数·layer_cost，"
+            "首尾 stage 的固定开销也要计入，再决定每一层放在哪里"
+        )
+    with part("balance"):
+        assert max(times) <= best_max * (1 + 1e-9) + 1e-9 and (
+            variance(times) <= best_var + 1e-9 * max(1.0, best_max * best_max)
+        ), (
+            f"{what}：各 stage 耗时的方差不是最优分配中最小的：多余的层应分给当前最快的 stage，"
+            "而不是集中放在某一个 stage"
+        )
+
+
+PLAUSIBLE = (26, 1.5, 9.0, 4.5, 5)  # an ordinary case (not a hidden input of a core test)
+
+
+def _plausible(sub, what: str) -> None:
+    """Edge credit needs plausible core behaviour: a valid partition on an ordinary case."""
+    _valid(sub.call(SOLVE, *PLAUSIBLE), PLAUSIBLE, f"{what}（边界情形只在核心结果也合理时得分）")
 
 
 def _random_case(rng: random.Random, layers: tuple[int, int], stages: tuple[int, int], grid: bool) -> tuple:
@@ -114,18 +150,26 @@ def _random_case(rng: random.Random, layers: tuple[int, int], stages: tuple[int,
 
 
 # -- core behaviour (12 of 16) -----------------------------------------------------------------------
-@item("solver", weight=4)
+PARTS = {"partition": 1, "bottleneck": 2, "balance": 1}  # credit per part of the contract
+
+
+@functools.cache
+def _small_cases() -> list[tuple[tuple, tuple[float, float]]]:
+    """(case, oracle) pairs, computed once per grader process."""
+    rng = random.Random(16_0201)
+    cases = [_random_case(rng, (4, 12), (2, 5), grid=i % 2 == 0) for i in range(12)]
+    return [(case, brute_force(*case)) for case in cases]
+
+
+@item("solver", weight=4, parts=PARTS)
 def test_small_sizes_match_brute_force(sub):
     """小规模随机情形：最大耗时与方差都与穷举最优一致，分配合法"""
-    rng = random.Random(16_0201)
-    for i in range(12):
-        case = _random_case(rng, (4, 12), (2, 5), grid=i % 2 == 0)
-        _judge(sub.call(SOLVE, *case), case, brute_force(*case), "小规模情形")
+    for case, oracle in _small_cases():
+        _judge(sub.call(SOLVE, *case), case, oracle, "小规模情形")
 
 
-@item("solver", weight=2)
-def test_heavy_ends_and_seed_case(sub):
-    """首尾固定开销很大（某些 stage 只能放 1 层）以及课文中的 32 层情形"""
+@functools.cache
+def _heavy_cases() -> list[tuple[tuple, tuple[float, float]]]:
     cases = [
         (32, 2.0, 16.0, 8.0, 4),  # the lesson's case: [3, 11, 11, 7], all stages at 22
         (10, 1.0, 50.0, 0.0, 4),  # head heavier than everything else together
@@ -134,29 +178,46 @@ def test_heavy_ends_and_seed_case(sub):
         (14, 1.0, 9.0, 0.0, 2),  # two stages, exact tie
         (15, 3.0, 7.5, 4.5, 4),  # ties between head, tail and middle stages
     ]
-    for case in cases:
-        oracle = water_filling(*case) if case[0] > 16 else brute_force(*case)
+    return [(case, water_filling(*case) if case[0] > 16 else brute_force(*case)) for case in cases]
+
+
+@item("solver", weight=2, parts=PARTS)
+def test_heavy_ends_and_seed_case(sub):
+    """首尾固定开销很大（某些 stage 只能放 1 层）以及课文中的 32 层情形"""
+    for case, oracle in _heavy_cases():
         _judge(sub.call(SOLVE, *case), case, oracle, "首尾固定开销很大的情形")
 
 
-@item("solver", weight=4)
+@functools.cache
+def _larger_cases() -> list[tuple[tuple, tuple[float, float]]]:
+    rng = random.Random(16_0203)
+    cases = [_random_case(rng, (100, 3000), (8, 64), grid=i == 3) for i in range(4)]
+    return [(case, water_filling(*case)) for case in cases]
+
+
+@item("solver", weight=4, parts=PARTS)
 def test_larger_sizes_match_water_filling(sub):
     """中大规模随机情形（数百到数千层、数十个 stage）：与注水法最优一致"""
-    rng = random.Random(16_0203)
-    for i in range(4):
-        case = _random_case(rng, (100, 3000), (8, 64), grid=i == 3)
-        _judge(sub.call(SOLVE, *case), case, water_filling(*case), "中大规模情形")
+    for case, oracle in _larger_cases():
+        _judge(sub.call(SOLVE, *case), case, oracle, "中大规模情形")
 
 
-@item("solver", weight=2)
-def test_largest_sizes_in_time(sub):
-    """题目规定的最大规模（10^4 层、256 个 stage）：在时限内给出最优分配"""
+@functools.cache
+def _largest_cases() -> list[tuple[tuple, tuple[float, float]]]:
     rng = random.Random(16_0204)
+    cases = []
     for p in (256, 7):
         c = round(rng.uniform(0.2, 5.0), 3)
         share = 0.8 * 10_000 * c / p
-        case = (10_000, c, round(rng.uniform(0.0, share), 3), round(rng.uniform(0.0, share), 3), p)
-        _judge(sub.call(SOLVE, *case), case, water_filling(*case), "最大规模情形")
+        cases.append((10_000, c, round(rng.uniform(0.0, share), 3), round(rng.uniform(0.0, share), 3), p))
+    return [(case, water_filling(*case)) for case in cases]
+
+
+@item("solver", weight=2, parts=PARTS)
+def test_largest_sizes_in_time(sub):
+    """题目规定的最大规模（10^4 层、256 个 stage）：在时限内给出最优分配"""
+    for case, oracle in _largest_cases():
+        _judge(sub.call(SOLVE, *case), case, oracle, "最大规模情形")
 
 
 # -- edge cases and validation (4 of 16) ----------------------------------------------------------------
@@ -168,6 +229,7 @@ def test_returns_list_of_python_ints(sub):
     t = r.types
     assert isinstance(t, list) and t[0] == "list", "返回值应是 list（不是 tuple 或 numpy 数组）"
     assert all(k == "int" for k in t[1]), "list 的元素应是 Python int：numpy 整数请用 int(...) 转换"
+    _valid(r, (12, 1.5, 4.0, 2.0, 4), "检查返回类型时（边界情形只在核心结果也合理时得分）")
 
 
 @item("solver", weight=1, edge=True)
@@ -182,6 +244,7 @@ def test_degenerate_stage_counts(sub):
             )
         else:
             assert r.value == [1] * p, "层数等于 stage 数时，每个 stage 恰好 1 层，无论固定开销多大"
+    _plausible(sub, "层数多于 stage 数时")
 
 
 @item("solver", weight=2, edge=True)
@@ -201,3 +264,4 @@ def test_rejects_invalid_input(sub):
         assert r.raised("ValueError"), f"{why}时应抛出 ValueError，实际" + (
             f"抛出了 {r.error['type']}" if not r.ok else "正常返回了"
         )
+    _plausible(sub, "合法输入")  # code that only raises ValueError has validated nothing

@@ -1,9 +1,11 @@
-# expect: simulator=0.375 solver=2
+# expect: simulator=0.0625 solver=2
 # include: reference
 # Simulator mistake: a stage starts microbatch k as soon as stage p-1 has finished it, as if a stage
 # could run several microbatches at once (ignores its own previous microbatch), so total_time = sum(t).
-# Right only for m = 1 (and all-zero latencies); keeps m = 1, all-zero, not-modified, float types and
-# validation: 0.5 * 4 + 1 = 3 of 16. (Validation is the reference's: the override calls it first.)
+# Right only for m = 1 (and all-zero latencies): keeps the m = 1 test, 0.5 of 16. Its core values are
+# all wrong (the bubble follows the wrong total), so since issue 12 the other edge tests, which also ask
+# for a right total on an ordinary case, give nothing (before: 0.375 for all-zero, not-modified, float
+# types and validation). (Validation is the reference's: the override calls it first.)
 
 _Reference = AsymmetricPipelineScheduler
 

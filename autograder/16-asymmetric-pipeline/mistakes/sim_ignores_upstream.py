@@ -1,9 +1,10 @@
-# expect: simulator=0.375 solver=2
+# expect: simulator=0.0625 solver=2
 # include: reference
 # Simulator mistake: a stage starts microbatch k as soon as it has finished k-1 and never waits for
 # stage p-1 (start = own previous end only), so total_time = m * t[P-1]. Right only with one stage
-# (and all-zero latencies); keeps single stage, all-zero, not-modified, float types and validation:
-# 0.5 * 4 + 1 = 3 of 16. (Validation is the reference's: the override calls it first.)
+# (and all-zero latencies): keeps the single-stage test, 0.5 of 16. Its core values are all wrong, so
+# since issue 12 the other edge tests, which also ask for a right total on an ordinary case, give
+# nothing (before: 0.375). (Validation is the reference's: the override calls it first.)
 
 _Reference = AsymmetricPipelineScheduler
 

@@ -1,0 +1,12 @@
+# expect: simulator=0 solver=0
+# Null implementation: both methods return an empty list.
+
+
+class AsymmetricPipelineScheduler:
+    def simulate_1f1b_execution(self, stage_latencies, num_microbatches):
+        return []
+
+    def solve_optimal_layer_partition(
+        self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages
+    ):
+        return []
