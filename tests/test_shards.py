@@ -20,18 +20,18 @@ from autograder.gradebook import COURSE_ID, db_url_for
 N = 3
 # a subset of the demo class covering both lessons: full marks, stubs, a typical mistake, a notebook that
 # does not load, one that is not JSON, answers without code, and a folder without a notebook
-SUBSET = [
-    "03-08-reference",
-    "03-09-release-stub",
-    "03-02-frontier-drops-ties",
-    "03-19-syntax-error",
-    "03-21-truncated-file",
-    "16-11-reference",
-    "16-12-release-stub",
-    "16-14-sim-ignores-own-previous",
-    "16-18-reference-notebook",
-    "16-20-answers-only",
-    "16-23-truncated-file",
+SUBSET = [  # <lesson>-<demo student without its number>: the demo numbers move when a catalogue grows
+    "03-reference",
+    "03-release-stub",
+    "03-frontier-drops-ties",
+    "03-syntax-error",
+    "03-truncated-file",
+    "16-reference",
+    "16-release-stub",
+    "16-sim-ignores-own-previous",
+    "16-reference-notebook",
+    "16-answers-only",
+    "16-truncated-file",
 ]
 
 
@@ -58,7 +58,9 @@ def graded(tmp_path_factory):
     demo = build_sample_class(root / "demo")
     subs = root / "submitted"
     for name in SUBSET:
-        shutil.copytree(demo / name, subs / name)
+        lesson, stem = name.split("-", 1)
+        (src,) = demo.glob(f"{lesson}-[0-9][0-9]-{stem}")
+        shutil.copytree(src, subs / name)
     (subs / "zz-no-notebook" / "16-asymmetric-pipeline").mkdir(parents=True)
     full = grade_class(subs, root / "full", jobs=2, quiet=True)
     outs = []
@@ -129,7 +131,7 @@ def test_merging_the_shards_equals_one_unsharded_run(graded, tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "16-11-reference" in proc.stdout  # the class table of the merged class
+    assert "16-reference" in proc.stdout  # the class table of the merged class
 
     one = root / "full"
     assert (merged / "grades.csv").read_text(encoding="utf-8") == (one / "grades.csv").read_text(
@@ -154,7 +156,7 @@ def test_merging_the_shards_equals_one_unsharded_run(graded, tmp_path):
             status, info = server.request("GET", f"/formgrader/api/assignment/{assignment}")
             assert status == 200 and info["num_submissions"] == len(recorded), info
         status, subs = server.request("GET", "/formgrader/api/submissions/16-asymmetric-pipeline")
-        assert status == 200 and {s["student"] for s in subs} >= {"16-11-reference", "16-12-release-stub"}
+        assert status == 200 and {s["student"] for s in subs} >= {"16-reference", "16-release-stub"}
     finally:
         server.stop()
 
