@@ -49,6 +49,9 @@ def render(rubric: dict) -> str:
     rows = ["| 项目 | grade_id | 分值 | 评分方式 | 得分要点 | 扣分标准 |", "|---|---|---|---|---|---|"]
     total = 0.0
     for it in rubric["items"]:
+        missing = [k for k in ("title", "summary" if it["kind"] == "code" else "criteria") if not it.get(k)]
+        if missing:
+            raise ValueError(f"item {it['id']}: the 评分表 needs {' and '.join(missing)} in rubric.yaml")
         extra = bool(it.get("extra_credit"))
         points = _num(it["points"]) + ("（附加分）" if extra else "")
         total += 0 if extra else float(it["points"])

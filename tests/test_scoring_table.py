@@ -107,3 +107,10 @@ def test_a_changed_rubric_is_caught_and_rewritten(tmp_path):
         (tmp_path / "solutions" / assignment / "asymmetric_pipeline.ipynb").read_text(encoding="utf-8")
     )
     assert "副作用，扣 2 分" in source(scoring_table.table_cell(nb))
+
+
+def test_an_item_without_a_title_gets_a_clear_error():
+    r = rubric("16-asymmetric-pipeline")
+    del r["items"][0]["summary"]
+    with pytest.raises(ValueError, match="simulator: the 评分表 needs summary"):
+        scoring_table.render(r)
