@@ -174,10 +174,11 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
 
     gradebook.prepare_course_dir(out, ROOT)  # as `grade` does: this checkout's solutions/ is the source
     url = gradebook.db_url_for(out)
-    for d in shard_dirs:  # assignments the shards registered, even those without a gradeable submission
-        for assignment_id, notebook_id in _registered(gradebook.db_url_for(d)):
-            source_nb = gradebook.source_directory(out) / assignment_id / f"{notebook_id}.ipynb"
-            gradebook.ensure_assignment(url, assignment_id, source_nb)
+    # assignments the shards registered, even those without a gradeable submission (each once)
+    registered = sorted({pair for d in shard_dirs for pair in _registered(gradebook.db_url_for(d))})
+    for assignment_id, notebook_id in registered:
+        source_nb = gradebook.source_directory(out) / assignment_id / f"{notebook_id}.ipynb"
+        gradebook.ensure_assignment(url, assignment_id, source_nb)
 
     progress = Progress(len(todo), open(os.devnull, "w") if quiet else sys.stderr)  # noqa: SIM115
     merged = []
