@@ -361,3 +361,71 @@ def test_every_fixture_is_used():
     on_disk = {p.stem for p in FIXTURES.glob("*.md")}
     assert on_disk == used
     assert all(re.fullmatch(r"[a-z0-9_]+", n) for n in on_disk)
+
+
+# -- issue 11: notations, negation, contradiction, any k of n -----------------------------------------
+
+LESSON03 = ROOT / "autograder" / "03-load-imbalance" / "rubric.yaml"
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "stage s 的激活峰值 = min(m, P−s)·L_s·sbh(34+5as/h)",  # stages indexed by s
+        "stage p 的激活峰值为 min(m, P−p)·M_p，其中 M_p 是一个微批次在该阶段的激活",  # symbolic M_p
+        "用 FlashAttention 时每层每个微批次约 34sbh 字节，stage p 的峰值为 (P−p)·L_p·34sbh",  # 34sbh
+        r"阶段 $p$ 的峰值激活为 $\min(m,P-p)\,L_p\,sbh\left(34+\frac{5as}{h}\right)$",  # LaTeX
+    ],
+)
+def test_other_notations_of_the_memory_formula_earn_it(items, formula):
+    s = suggest(formula + "。越靠前的阶段在飞的微批次越多，所以 stage 0 最先 OOM。", items["q2"])
+    assert {e["criterion"]: e["met"] for e in s.evidence}["inflight_formula"], s.comment
+
+
+def test_the_m_independent_floor_is_credited(items):
+    s = suggest("增大 m 只能摊薄预热和排空：m→∞ 时气泡率趋于 1 − t̄/t_max，而不是 0。", items["q2"])
+    assert [e["criterion"] for e in s.evidence if e["met"]] == ["bubble_floor"] and s.score == 0.5
+
+
+@pytest.mark.parametrize(
+    "qid,text",
+    [
+        (
+            "q1",
+            "The send never blocks, so the stall has nothing to do with the downstream stage or its receive "
+            "buffer; nor does the upstream stage deliver its input late, which is why nothing waits.",
+        ),
+        (
+            "q1",
+            "P2P 发送并不会阻塞，下游的接收缓冲区也从不占满；上游的数据也不会晚到，快阶段并不需要等待输入。",
+        ),
+        ("q2", "增大 m 可以把气泡稀释到 0，不存在下限；激活显存与阶段位置 P−p 无关，增大 m 没有任何副作用。"),
+        ("q3", "视觉和控制不需要解耦，也不需要最新值缓冲区；陈旧梯度可以忽略，不需要任何衰减或上界。"),
+    ],
+)
+def test_answers_that_deny_the_concepts_earn_at_most_half_a_point(items, qid, text):
+    s = suggest(text, items[qid])
+    assert s.score <= 0.5, s.comment
+
+
+def test_a_statement_taken_back_is_not_credited(items):
+    said = (
+        "Stage 1's blocking send cannot complete while the downstream stage still holds its receive buffer."
+    )
+    assert suggest(said, items["q1"]).evidence[0]["met"]
+    taken_back = said + " Actually no: the send never blocks, so the downstream receive buffer plays no role."
+    ev = suggest(taken_back, items["q1"]).evidence[0]
+    assert not ev["met"] and "denies" in ev["note"], ev
+
+
+def test_any_two_of_the_situations_earn_lesson03_q1():
+    item = next(
+        it for it in yaml.safe_load(LESSON03.read_text(encoding="utf-8"))["items"] if it["id"] == "q1"
+    )
+    one = "耗时稳定时，动态调度选出的顺序和静态一样，却要为每一步付出决策开销，所以静态更快。"
+    three = "如果不均衡来自切分、能提前用 profiler 测出来，就应当按实测耗时重新切分，再用静态调度执行。"
+    assert suggest(one, item).score == 0.5
+    assert suggest(one + "\n\n" + three, item).score == 1  # the reference's situations 1 and 3
+    assert (
+        suggest(one + "\n\n" + one.replace("耗时稳定", "同构集群上耗时相同"), item).score == 0.5
+    )  # same one twice
