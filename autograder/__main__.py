@@ -8,13 +8,16 @@ from pathlib import Path
 
 
 def _table(results, out: Path) -> str:
-    """The class table: one row per student and assignment, provisional marks flagged."""
+    """The class table: one row per student and assignment, provisional marks flagged. Student text
+    (ids, statuses) goes through :func:`autograder.safe_text.terminal_text`."""
+    from .safe_text import terminal_text
+
     columns = list(dict.fromkeys(it.id for r in results for it in r.items))
-    head = ["student", "assignment", *columns, "total", "pass", "status"]
+    head = ["student", "assignment", *(terminal_text(c, 32) for c in columns), "total", "pass", "status"]
     rows = []
     for r in results:
         scores = {it.id: it for it in r.items}
-        cells = [r.student_id, r.assignment_id]
+        cells = [terminal_text(r.student_id, 64), terminal_text(r.assignment_id, 64)]
         for c in columns:
             it = scores.get(c)
             if it is None:
@@ -27,7 +30,7 @@ def _table(results, out: Path) -> str:
                 cells.append(f"{it.score:g}")
         cells.append(f"{r.total:g}/{r.max_total:g}" + ("?" if r.provisional else ""))
         cells.append("PASS" if r.passed else "fail")
-        cells.append(r.status if len(r.status) <= 48 else r.status[:45] + "...")
+        cells.append(terminal_text(r.status, 48))
         rows.append(cells)
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
     lines = ["  ".join(str(x).ljust(w) for x, w in zip(head, widths, strict=False))]
@@ -79,7 +82,7 @@ def cmd_export(args) -> int:
 
     path = export(Path(args.out))
     print(path)
-    if not args.quiet:
+    if not args.quiet:  # the cells are csv_cell()-safe for a terminal too
         print(path.read_text(encoding="utf-8"), end="")
     return 0
 
@@ -127,10 +130,11 @@ def cmd_groups(args) -> int:
 
 def cmd_collect(args) -> int:
     from .collect import collect
+    from .safe_text import terminal_text
 
     report = collect([Path(p) for p in args.zips], Path(args.dest), assignment=args.assignment)
     for line in report:
-        print(line)
+        print(terminal_text(line))
     return 0
 
 

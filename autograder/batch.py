@@ -29,6 +29,7 @@ from .engine import (
     zero_items,
 )
 from .results import SubmissionResult
+from .safe_text import terminal_text
 from .shards import Shard, remove_manifest, write_manifest
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$")
@@ -98,7 +99,7 @@ class Progress:
         width = 28
         filled = int(width * self.done / max(self.total, 1))
         bar = "#" * filled + "-" * (width - filled)
-        line = f"[{bar}] {self.done}/{self.total} {rate:5.1f}/s  {label[:40]}"
+        line = f"[{bar}] {self.done}/{self.total} {rate:5.1f}/s  {terminal_text(label, 40)}"
         if self.tty:
             self.stream.write("\r" + line.ljust(100))
             if self.done == self.total:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import gradebook
 from .results import SubmissionResult, atomic_write_text
+from .safe_text import csv_cell
 
 FIXED_HEAD = ["student_id", "assignment_id"]
 # code_total: regular code items; extra_credit: extra-credit items; total = every item's score (extra credit
@@ -33,7 +34,7 @@ def _bool(b: bool) -> str:
 
 
 def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -> Path:
-    """Write ``OUT/grades.csv`` atomically. Item columns are the results' item ids in rubric order (the
+    """Write ``OUT/grades.csv`` atomically; text cells go through :func:`autograder.safe_text.csv_cell`. Item columns are the results' item ids in rubric order (the
     order of ``SubmissionResult.items``); with several assignments, each new id is appended in order of
     first appearance and a row leaves the columns of other assignments' items empty."""
     results = sorted(results, key=lambda r: (r.assignment_id, r.student_id))
@@ -44,11 +45,11 @@ def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -
                 item_cols.append(it.id)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(FIXED_HEAD + item_cols + FIXED_TAIL)
+    w.writerow([csv_cell(c) for c in FIXED_HEAD + item_cols + FIXED_TAIL])
     for r in results:
         scores = {it.id: it.score for it in r.items}
         w.writerow(
-            [r.student_id, r.assignment_id]
+            [csv_cell(r.student_id), csv_cell(r.assignment_id)]
             + [_num(scores.get(c)) for c in item_cols]
             + [
                 _num(r.code_total),
@@ -57,7 +58,7 @@ def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -
                 _num(r.max_total),
                 _bool(r.passed),
                 _bool(r.provisional),
-                r.status,
+                csv_cell(r.status),
             ]
         )
     path = Path(out_dir) / "grades.csv"

@@ -1,11 +1,14 @@
-"""Per-student feedback pages. They show test names and messages, never hidden inputs or test code."""
+"""Per-student feedback pages. They show test names and messages, never hidden inputs or test code.
+
+Every text on the page goes through :func:`autograder.safe_text.html_text` (escaped, always encodable);
+the page has no script and a Content-Security-Policy that forbids any (``default-src 'none'``)."""
 
 from __future__ import annotations
 
-from html import escape
 from pathlib import Path
 
 from .results import EXECUTED, SubmissionResult, atomic_write_text
+from .safe_text import html_text as escape
 
 STYLE = """
 body{font-family:system-ui,"Noto Sans CJK SC",sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -20,11 +23,16 @@ blockquote{margin:.3rem 0;padding:.2rem .6rem;border-left:3px solid #bbb;color:#
 """
 
 
+#: no script, no remote fetch, no form, no frame: the page is text and its own style sheet
+CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
 def render(result: SubmissionResult) -> str:
     r = result
     verdict = "通过 / passed" if r.passed else "未通过 / not passed"
     parts = [
         "<!doctype html><html lang='zh'><head><meta charset='utf-8'>",
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">",
         f"<title>{escape(r.assignment_id)} — {escape(r.student_id)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{escape(r.assignment_id)} · {escape(r.student_id)}</h1>",
         f"<p><b>{_n(r.total)} / {_n(r.max_total)}</b>（及格线 {_n(r.pass_line)}）— {verdict}",

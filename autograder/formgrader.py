@@ -1,4 +1,4 @@
-"""Start JupyterLab on a grading output directory so instructors review written answers in formgrader.
+"""Start a Jupyter server on a grading output directory so instructors review written answers in formgrader.
 
 The same server serves the answer-group review page (``autograder.group_page``, a server extension
 enabled on the command line) at ``/autograder/groups``.
@@ -23,6 +23,17 @@ import urllib.request
 from pathlib import Path
 
 from .gradebook import CONFIG_NAME
+
+#: the review server exposes review only (see autograder.review_server): no terminals, read-only Jupyter
+#: APIs, formgrader's API limited to grades/comments/flags, a Content-Security-Policy on every page
+REVIEW_OPTIONS = [
+    "--ServerApp.terminals_enabled=False",
+    "--ServerApp.authorizer_class=autograder.review_server.ReviewOnlyAuthorizer",
+    # server extensions: the review limits, and the answer-group page (autograder.group_page) next to
+    # formgrader (a repeated option adds to the dict)
+    "--ServerApp.jpserver_extensions=autograder.review_server=True",
+    "--ServerApp.jpserver_extensions=autograder.group_page=True",
+]
 
 
 def free_port() -> int:
@@ -116,11 +127,12 @@ def start(
     out_dir: Path | str,
     port: int | None = None,
     token: str | None = None,
-    app: str = "lab",
+    app: str = "server",
     log_path: Path | None = None,
 ) -> FormgraderServer:
-    """Start ``jupyter lab`` (``app="lab"``) or a bare ``jupyter server`` (``app="server"``) on OUT and
-    return at once; call ``wait_ready()`` before using it."""
+    """Start a bare ``jupyter server`` (``app="server"``, the default: formgrader's pages are all review
+    needs) or ``jupyter lab`` (``app="lab"``) on OUT with :data:`REVIEW_OPTIONS`, and return at once;
+    call ``wait_ready()`` before using it."""
     out = Path(out_dir).resolve()
     if not (out / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"{out / CONFIG_NAME} is missing: grade into {out} first")
@@ -137,7 +149,7 @@ def start(
         f"--ServerApp.root_dir={out}",
         "--ServerApp.open_browser=False",
         f"--IdentityProvider.token={token}",
-        "--ServerApp.jpserver_extensions=autograder.group_page=True",  # answer groups, next to formgrader
+        *REVIEW_OPTIONS,
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
         cmd.append("--ServerApp.allow_root=True")

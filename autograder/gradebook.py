@@ -45,6 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import review_copy
 from .results import EXECUTED, ItemResult, SubmissionResult, atomic_write_text
 
 COURSE_ID = "pp-course"
@@ -367,7 +368,14 @@ def _fmt(x: float | None) -> str:
 def _answer_sources(nb_path: Path) -> dict[str, str]:
     """grade_id -> source of the manually graded answer cells of a notebook ({} if unreadable/missing)."""
     try:
-        data = json.loads(nb_path.read_text(encoding="utf-8"))
+        return _answers_in(json.loads(nb_path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
+def _answers_in(data: dict) -> dict[str, str]:
+    """grade_id -> source of the manually graded answer cells of a parsed notebook."""
+    try:
         out = {}
         for cell in data.get("cells", []):
             meta = (cell.get("metadata") or {}).get("nbgrader") or {}
@@ -375,7 +383,7 @@ def _answer_sources(nb_path: Path) -> dict[str, str]:
                 src = cell.get("source", "")
                 out[meta["grade_id"]] = "".join(src) if isinstance(src, list) else str(src)
         return out
-    except (OSError, ValueError, AttributeError, TypeError):
+    except (AttributeError, TypeError):
         return {}
 
 
@@ -401,23 +409,12 @@ def _atomic_copy(src: Path, dest: Path, durable: bool = True) -> None:
         raise
 
 
-def _write_autograded(dest: Path, submitted: Path, result: SubmissionResult, durable: bool = True) -> None:
-    """Place a byte copy of the submission where formgrader looks for it. A submission that is not a
-    readable notebook is replaced by a one-cell notebook saying why (formgrader would fail on it)."""
+def _write_autograded(dest: Path, review, durable: bool = True) -> None:
+    """Place the review copy (:mod:`autograder.review_copy`: the submission made inert, never a byte copy)
+    where formgrader looks for it."""
     import nbformat
 
-    try:  # nbformat.reads without its schema validation (which only warns, and costs 10 ms a notebook)
-        nbformat.convert(nbformat.reader.reads(submitted.read_text(encoding="utf-8")), 4)
-    except Exception:  # noqa: BLE001 - any parse failure means "not a notebook"
-        note = nbformat.v4.new_notebook()
-        note.cells.append(
-            nbformat.v4.new_markdown_cell(
-                f"**This submission could not be read as a notebook.**\n\nStatus: `{result.status}`"
-            )
-        )
-        atomic_write_text(dest, nbformat.writes(note), durable)
-    else:
-        _atomic_copy(submitted, dest, durable)
+    atomic_write_text(dest, nbformat.writes(review), durable)
 
 
 def _mirror_submitted(out: Path, result: SubmissionResult, submitted: Path, durable: bool = True) -> None:
@@ -462,6 +459,8 @@ class _Pending:
     previous_answers: dict[str, str]
     current_answers: dict[str, str]
     timestamp: object
+    review: object = None  # the review copy (nbformat NotebookNode) placed in OUT/autograded
+    review_answers: dict[str, str] = field(default_factory=dict)
     confirmed: dict[str, float | None] = field(default_factory=dict)
 
 
@@ -676,7 +675,12 @@ def _apply_written(p: _Pending, item: ItemResult, grade: dict, com: dict | None)
     unless the instructor's own words are there, and re-review only when the answer changed."""
     grade["auto_score"] = None
     old_answer = p.previous_answers.get(item.id)
-    changed = old_answer is not None and old_answer != p.current_answers.get(item.id)
+    # unchanged if the copy in OUT holds the answer as submitted (an OUT from before review copies) or as
+    # its review copy renders it
+    changed = old_answer is not None and old_answer not in (
+        p.current_answers.get(item.id),
+        p.review_answers.get(item.id),
+    )
     if grade["manual_score"] is None or changed:
         grade["needs_manual_grade"] = True
     if com is None:
@@ -724,8 +728,11 @@ def record_many(
     out = Path(out_dir).resolve()
     url = db_url_for(out)
     pending = []
+    sources = source_directory(out)
     for result, path in entries:
         submitted, dest = Path(path), _autograded_path(out, result)
+        source_nb = sources / result.assignment_id / f"{notebook_id_of(result.notebook)}.ipynb"
+        review = review_copy.build_from_file(submitted, source_nb, result.status)
         pending.append(
             _Pending(
                 result,
@@ -734,6 +741,8 @@ def record_many(
                 _answer_sources(dest),
                 _answer_sources(submitted),
                 _read_timestamp(submitted),
+                review,
+                _answers_in(review),
             )
         )
     keys = [(p.result.student_id, p.result.assignment_id) for p in pending]
@@ -749,7 +758,7 @@ def record_many(
         query = select(a.c.name, nb.c.name).join(nb, nb.c.assignment_id == a.c.id)
         known = {(row[0], row[1]) for row in db.connection().execute(query)}
     for assignment_id, nb_id in sorted(wanted - known):
-        ensure_assignment(url, assignment_id, source_directory(out) / assignment_id / f"{nb_id}.ipynb")
+        ensure_assignment(url, assignment_id, sources / assignment_id / f"{nb_id}.ipynb")
 
     by_assignment: dict[str, list[_Pending]] = {}
     for p in pending:
@@ -762,7 +771,7 @@ def record_many(
     # the notebooks formgrader shows, placed after the commit (a crash in between is repaired by a re-run;
     # placing them later keeps the previous copy as the reference for "answer changed" until we committed)
     for p in pending:
-        _write_autograded(p.dest, p.submitted, p.result, durable)
+        _write_autograded(p.dest, p.review, durable)
         _mirror_submitted(out, p.result, p.submitted, durable)
         apply_confirmed(p.result, p.confirmed)
     return [p.confirmed for p in pending]

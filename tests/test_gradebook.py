@@ -90,6 +90,10 @@ def write_submission(root: Path, student: str, answers: dict[str, str] | None = 
     return path
 
 
+def cell_text(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -182,7 +186,11 @@ def test_recorded_scores_and_suggestions(course):
         assert "FAIL test_solver_core" in bob[0].auto_comment and "请检查等待关系" in bob[0].auto_comment
     for student, path in course["paths"].items():
         copy = out / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
-        assert sha(copy) == sha(path)  # a byte copy; the submission itself is untouched
+        # the review copy: the submission's cells, built inert (autograder.review_copy), never a byte copy
+        submitted, shown = (json.loads(p.read_text(encoding="utf-8")) for p in (path, copy))
+        code = [cell_text(c) for c in submitted["cells"] if c["cell_type"] == "code"]
+        assert [cell_text(c) for c in shown["cells"] if c["cell_type"] == "code"] == code
+        assert all(c.get("outputs", []) == [] for c in shown["cells"])
         assert sha(out / "submitted" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb") == sha(path)
     assert gbmod.confirmed_scores(url, ASSIGNMENT, "alice") == {"q1": None, "q2": None, "q3": None}
 

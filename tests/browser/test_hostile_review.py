@@ -1,0 +1,180 @@
+"""Attack 1 of issue 10 in real Chromium against a real formgrader: nothing a submission carries runs in
+the instructor's session. The hostile student's notebook holds every vector of
+``tests/fixtures/hostile_review/vectors.json`` (the issue's ``<img onerror>`` answer, ``text/html`` and
+``application/javascript`` outputs, svg/onload, ``javascript:`` and ``data:`` links, iframe srcdoc,
+style/meta refresh/base/link, forms, raw cells, cell metadata, MathJax macros); each payload writes a file
+through ``/api/contents``, opens a terminal through ``/api/terminals`` and records itself. The class is
+graded with ``grade_class`` and formgrader started with ``autograder.formgrader.start`` as the instructor
+would; the instructor opens the submission (and clicks every link in it) and the feedback page.
+
+Passes when: no payload ran (no request it would make, no dialog, no record), no file was written in OUT,
+the server has no terminal (or any other) child process, no active element or attribute is in the page,
+and the page still works (markdown rendered, the formula's TeX intact for MathJax, the grading boxes
+filled by formgrader's own scripts under the Content-Security-Policy). MathJax itself is not loaded here
+(nbconvert's template takes it from a CDN, offline in tests); that active TeX never reaches it is checked
+on the rendered page in ``tests/test_hostile_review.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+ASSIGNMENT, NOTEBOOK = "16-asymmetric-pipeline", "asymmetric_pipeline"
+VECTORS = json.loads((REPO / "tests/fixtures/hostile_review/vectors.json").read_text(encoding="utf-8"))[
+    "vectors"
+]
+FORMULA = "$\\frac{p-1}{m+p-1}$"
+#: what every vector runs: write a file through the contents API, open a terminal, record its name
+PAYLOAD = (
+    "(function(v,m,x,h){m=document.cookie.match(/_xsrf=([^;]+)/);x=m?decodeURIComponent(m[1]):'';"
+    "h={'Content-Type':'application/json','X-XSRFToken':x};"
+    "fetch('/api/contents/pwned-'+v+'.txt',{method:'PUT',headers:h,"
+    "body:JSON.stringify({type:'file',format:'text',content:v})});"
+    "fetch('/api/terminals',{method:'POST',headers:h,body:'{}'});"
+    "(top.__pwned=top.__pwned||[]).push(v)})('NAME')"
+)
+ACTIVE_SELECTOR = "script, iframe, frame, object, embed, svg, style, link, meta, base, form"
+
+
+def hostile_notebook(release: dict) -> dict:
+    """The release notebook with every vector: answers in q1 (after an ordinary answer with a formula),
+    outputs on the exercise cell, raw and metadata vectors as cells after it."""
+    nb = json.loads(json.dumps(release))
+    cells = nb["cells"]
+    by_id = {(c["metadata"].get("nbgrader") or {}).get("grade_id"): c for c in cells}
+    answer, code = by_id["q1"], by_id["exercise"]
+    texts, extra = [f"气泡占比 {FORMULA}，**慢 stage** 决定节拍。"], []
+    for v in VECTORS:
+        fill = json.loads(json.dumps(v["content"]).replace("{JS}", PAYLOAD.replace("NAME", v["name"])))
+        if v["place"] == "answer":
+            texts.append(fill)
+        elif v["place"] == "output":
+            code.setdefault("outputs", []).append(fill)
+        elif v["place"] == "raw":
+            meta = {"raw_mimetype": v["raw_mimetype"]} if v.get("raw_mimetype") else {}
+            extra.append({"cell_type": "raw", "id": f"raw-{v['name']}", "metadata": meta, "source": fill})
+        else:
+            extra.append(
+                {"cell_type": "markdown", "id": f"md-{v['name']}", "metadata": fill, "source": "meta"}
+            )
+    answer["source"] = "\n\n".join(texts)
+    at = cells.index(code) + 1
+    cells[at:at] = extra
+    return nb
+
+
+@pytest.fixture()
+def hostile_class(tmp_path):
+    """OUT with the hostile student graded, and formgrader running on it (stopped after the test)."""
+    from autograder import formgrader
+    from autograder.batch import grade_class
+
+    release = json.loads((REPO / "lessons" / ASSIGNMENT / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8"))
+    path = tmp_path / "submitted" / "mallory" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(hostile_notebook(release), ensure_ascii=False), encoding="utf-8")
+    out = tmp_path / "out"
+    grade_class(tmp_path / "submitted", out, quiet=True)
+    server = formgrader.start(out, app="server", log_path=tmp_path / "formgrader.log")
+    try:
+        server.wait_ready(timeout=90)
+        yield out, server
+    finally:
+        server.stop()
+
+
+def children_of(pid: int) -> list[str]:
+    """Names of the server's child processes (a terminal is a shell started by the server)."""
+    names = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, fields = text[text.index("(") + 1 : text.rindex(")")], text.rsplit(")", 1)[1].split()
+        if int(fields[1]) == pid:
+            names.append(name)
+    return names
+
+
+def test_hostile_submission_is_inert_in_formgrader(hostile_class, page, artifacts, steps):
+    out, server = hostile_class
+    steps("hostile class graded, formgrader ready")
+    attempts: list[str] = []
+
+    def watch(request):
+        url, method = request.url, request.method
+        if "pwned" in url or (method != "GET" and "/api/" in url and "/formgrader/api/" not in url):
+            attempts.append(f"{method} {url}")
+
+    page.on("request", watch)
+    page.on("dialog", lambda d: (attempts.append(f"dialog {d.message}"), d.dismiss()))
+
+    page.goto(server.url)  # log in with the token
+    status, notebooks = server.request("GET", f"/formgrader/api/submitted_notebooks/{ASSIGNMENT}/{NOTEBOOK}")
+    assert status == 200, notebooks
+    submission = next(n["id"] for n in notebooks if n["student"] == "mallory")
+    page.goto(f"{server.base}/formgrader/submissions/{submission}/")
+    page.wait_for_timeout(3_000)  # onerror/onload handlers, refreshes and their requests have run by now
+    container = page.locator("#notebook-container").first
+    if "/formgrader/submissions/" in page.url:
+        for link in container.locator("a").all():  # the instructor clicks every link in the submission
+            href = link.get_attribute("href") or ""
+            if not href.startswith(("http:", "https:", "/", "#")):
+                link.click(force=True, no_wait_after=True)
+        page.wait_for_timeout(1_000)
+    page.screenshot(path=str(artifacts / "hostile-submission.png"), full_page=False)
+    steps("submission opened, links clicked")
+
+    def evidence() -> dict:
+        """What a payload that ran leaves behind; empty when nothing ran."""
+        found = {
+            "requests": attempts,
+            "recorded": page.evaluate("() => window.__pwned || []"),
+            "files": sorted(p.relative_to(out).as_posix() for p in out.rglob("*pwned*")),
+            "server children (terminals, kernels)": children_of(server.proc.pid),
+        }
+        status, terminals = server.request("GET", "/api/terminals")
+        if status != 404:
+            found["terminals"] = terminals
+        return {k: v for k, v in found.items() if v}
+
+    assert evidence() == {}
+    assert re.search(rf"/formgrader/submissions/{submission}/?$", page.url), page.url  # no redirect
+    # formgrader's own scripts still work under the CSP: they fill the comment box from the gradebook
+    expect(page.locator("#q1-comment")).not_to_have_value("", timeout=30_000)
+    active = container.evaluate(
+        """(root, sel) => {
+          const found = [...root.querySelectorAll(sel)].map(e => e.tagName);
+          for (const e of root.querySelectorAll('*')) {
+            for (const a of e.attributes) {
+              const v = a.value.trim().toLowerCase();
+              if (a.name.startsWith('on') || a.name === 'srcdoc'
+                  || (['href', 'src', 'action', 'formaction', 'data', 'xlink:href'].includes(a.name)
+                      && (v.startsWith('javascript:') || v.startsWith('data:'))))
+                found.push(`${e.tagName} ${a.name}=${a.value.slice(0, 60)}`);
+            }
+          }
+          return found;
+        }""",
+        ACTIVE_SELECTOR,
+    )
+    assert active == [], active
+    answer = page.locator(".nbgrader_cell", has=page.locator("#q1")).first
+    expect(answer.locator("strong", has_text="慢 stage")).to_be_visible()  # ordinary markdown renders
+    expect(answer).to_contain_text(FORMULA)  # the formula reaches MathJax as TeX (its CDN is offline here)
+
+    feedback = out / "feedback" / "mallory" / f"{ASSIGNMENT}.html"
+    page.goto(feedback.as_uri())
+    page.wait_for_timeout(1_000)
+    assert page.locator("script, iframe, object, embed, svg").count() == 0
+    assert evidence() == {}
+    steps("feedback page opened")

@@ -1,0 +1,235 @@
+"""Attack 1 of issue 10 without a browser: a submission's markup must not become active content in what
+formgrader renders for the instructor. One lesson-16 submission carries every vector of
+``tests/fixtures/hostile_review/vectors.json`` (answers, code-cell outputs, raw cells, cell metadata);
+``gradebook.record`` places the review copy in ``OUT/autograded`` as ``grade`` does, and the page is
+rendered with formgrader's own exporter (nbconvert + nbgrader's ``formgrade`` template). The same
+catalogue runs in real Chromium against a real formgrader in ``tests/browser/test_hostile_review.py``.
+
+Also: the review server refuses what review does not need (files, kernels, terminals, nbconvert,
+formgrader's autograde/release/collect endpoints) and sends a Content-Security-Policy.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from autograder import formgrader, gradebook
+from autograder.engine import AUTOGRADER_DIR, ROOT, load_assignment, zero_items
+from autograder.results import SubmissionResult
+
+REPO = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "16-asymmetric-pipeline"
+VECTORS = json.loads((REPO / "tests/fixtures/hostile_review/vectors.json").read_text(encoding="utf-8"))[
+    "vectors"
+]
+#: elements that run, load or redirect something; formgrader's own page has some in <head> (baseline)
+ACTIVE_TAGS = {"script", "style", "link", "meta", "base", "iframe", "frame", "object", "embed", "form", "svg"}
+URL_ATTRIBUTES = {
+    "href",
+    "src",
+    "action",
+    "formaction",
+    "data",
+    "srcdoc",
+    "xlink:href",
+    "background",
+    "poster",
+}
+ACTIVE_TEX = re.compile(
+    r"\\(href|url|class|style|cssId|require|unicode|newcommand|renewcommand|def)(?![A-Za-z])"
+)
+
+
+def payload(name: str) -> str:
+    return f"alert('pwned-{name}')"
+
+
+def hostile_notebook(release: dict) -> dict:
+    """The release notebook with every vector placed (answers appended to q1; outputs on the exercise
+    cell; raw and metadata vectors as extra cells after it)."""
+    nb = json.loads(json.dumps(release))
+    cells = nb["cells"]
+    by_id = {(c["metadata"].get("nbgrader") or {}).get("grade_id"): c for c in cells}
+    answer, code = by_id["q1"], by_id["exercise"]
+    texts = ["气泡占比 $\\frac{p-1}{m+p-1}$，**慢 stage** 决定节拍。"]
+    extra = []
+    for v in VECTORS:
+        fill = json.loads(json.dumps(v["content"]).replace("{JS}", payload(v["name"])))
+        if v["place"] == "answer":
+            texts.append(fill)
+        elif v["place"] == "output":
+            code.setdefault("outputs", []).append(fill)
+        elif v["place"] == "raw":
+            meta = {"raw_mimetype": v["raw_mimetype"]} if v.get("raw_mimetype") else {}
+            extra.append({"cell_type": "raw", "id": f"raw-{v['name']}", "metadata": meta, "source": fill})
+        else:
+            extra.append(
+                {
+                    "cell_type": "markdown",
+                    "id": f"md-{v['name']}",
+                    "metadata": fill,
+                    "source": "metadata vector",
+                }
+            )
+    answer["source"] = "\n\n".join(texts)
+    at = cells.index(code) + 1
+    cells[at:at] = extra
+    return nb
+
+
+class Page(HTMLParser):
+    """Collects what could be active: tags, attributes, script/style text, text nodes."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, list]] = []
+        self.code: list[str] = []  # script and style bodies
+        self.text: list[str] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, attrs))
+        self._in = tag if tag in ("script", "style") else None
+
+    def handle_endtag(self, tag):
+        self._in = None
+
+    def handle_data(self, data):
+        (self.code if self._in else self.text).append(data)
+
+
+def active_uses(html: str, marker: str) -> list[str]:
+    """Where ``marker`` appears in an active position of ``html``: a script or style body, any attribute
+    value (event handlers, URLs, srcdoc, ids and classes broken out of)."""
+    page = Page()
+    page.feed(html)
+    found = [f"script/style body: {c[:80]!r}" for c in page.code if marker in c]
+    for tag, attrs in page.tags:
+        for name, value in attrs:
+            if value and marker in value:
+                found.append(f"<{tag} {name}={value[:80]!r}>")
+    return found
+
+
+def render_formgrade(path: Path) -> str:
+    """What formgrader's SubmissionHandler renders for this notebook."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+
+    exporter = HTMLExporter(template_name="formgrade", extra_template_basedirs=[handlers.template_path])
+    resources = {
+        "assignment_id": ASSIGNMENT,
+        "notebook_id": "asymmetric_pipeline",
+        "submission_id": "s1",
+        "index": 0,
+        "total": 1,
+        "base_url": "",
+        "student": "mallory",
+        "last_name": None,
+        "first_name": None,
+        "notebook_path": "autograded/mallory",
+    }
+    return exporter.from_filename(str(path), resources=resources)[0]
+
+
+@pytest.fixture(scope="module")
+def reviewed(tmp_path_factory):
+    """(OUT, rendered page of the hostile submission, rendered page of the untouched release notebook)."""
+    tmp = tmp_path_factory.mktemp("hostile-review")
+    assignment = load_assignment(AUTOGRADER_DIR / ASSIGNMENT)
+    release = json.loads((REPO / "lessons" / ASSIGNMENT / f"{assignment.notebook}.ipynb").read_text("utf-8"))
+    out = gradebook.prepare_course_dir(tmp / "out", ROOT)
+    pages = {}
+    for student, nb in (("mallory", hostile_notebook(release)), ("baseline", release)):
+        path = tmp / "submitted" / student / ASSIGNMENT / f"{assignment.notebook}.ipynb"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
+        result = SubmissionResult(student, ASSIGNMENT, assignment.notebook, pass_line=assignment.pass_line)
+        result.items = zero_items(assignment, "not graded in this test")
+        gradebook.record(out, result, path)
+        pages[student] = render_formgrade(
+            out / "autograded" / student / ASSIGNMENT / f"{assignment.notebook}.ipynb"
+        )
+    return out, pages["mallory"], pages["baseline"]
+
+
+@pytest.mark.parametrize("vector", [v["name"] for v in VECTORS])
+def test_vector_is_inert_in_formgrader_page(reviewed, vector):
+    _, page, _ = reviewed
+    assert not active_uses(page, f"pwned-{vector}"), active_uses(page, f"pwned-{vector}")
+
+
+def test_no_active_elements_beyond_formgraders_own(reviewed):
+    _, page, baseline = reviewed
+
+    def count(html):
+        p = Page()
+        p.feed(html)
+        return {t: sum(1 for tag, _ in p.tags if tag == t) for t in ACTIVE_TAGS}
+
+    got, own = count(page), count(baseline)
+    assert got == own, {t: (got[t], own[t]) for t in ACTIVE_TAGS if got[t] != own[t]}
+    p = Page()
+    p.feed(page)
+    for tag, attrs in p.tags:
+        for name, value in attrs:
+            if name in URL_ATTRIBUTES and value and re.match(r"\s*(javascript|data|vbscript):", value, re.I):
+                pytest.fail(f"<{tag} {name}={value[:80]!r}>")
+
+
+def test_no_active_tex_reaches_mathjax(reviewed):
+    _, page, _ = reviewed
+    p = Page()
+    p.feed(page)
+    text = "".join(p.text)
+    assert "\\frac{p-1}{m+p-1}" in text  # formulas still reach MathJax as TeX
+    assert not ACTIVE_TEX.findall(text), ACTIVE_TEX.findall(text)
+
+
+def test_answer_still_renders_as_markdown(reviewed):
+    _, page, _ = reviewed
+    assert "<strong>慢 stage</strong>" in page
+    assert "$\\frac{p-1}{m+p-1}$" in page
+
+
+def test_review_server_exposes_review_only(reviewed):
+    out, _, _ = reviewed
+    server = formgrader.start(out)
+    try:
+        server.wait_ready(timeout=90)
+        refused = [
+            ("PUT", "/api/contents/pwned.txt", {"type": "file", "format": "text", "content": "x"}),
+            ("POST", "/api/contents", {"type": "file"}),
+            ("POST", "/api/terminals", None),
+            ("POST", "/api/kernels", {"name": "python3"}),
+            ("POST", "/api/sessions", {"path": "a.ipynb", "type": "notebook", "kernel": {"name": "python3"}}),
+            ("GET", f"/nbconvert/html/submitted/mallory/{ASSIGNMENT}/asymmetric_pipeline.ipynb", None),
+            ("POST", f"/formgrader/api/submission/{ASSIGNMENT}/mallory/autograde", None),
+            ("POST", f"/formgrader/api/assignment/{ASSIGNMENT}/release", None),
+            ("POST", f"/formgrader/api/assignment/{ASSIGNMENT}/collect", None),
+            ("POST", f"/formgrader/api/assignment/{ASSIGNMENT}/generate_feedback", None),
+            ("PUT", "/formgrader/api/student/mallory", {"first_name": "x"}),
+        ]
+        for method, path, body in refused:
+            status, _ = server.request(method, path, body)
+            assert status in (403, 404), f"{method} {path} -> {status}"
+        assert not (out / "pwned.txt").exists()
+        status, _ = server.request("GET", "/api/terminals")
+        assert status == 404  # terminals are disabled, not merely empty
+        status, assignments = server.request("GET", "/formgrader/api/assignments")
+        assert status == 200 and any(a["name"] == ASSIGNMENT for a in assignments)
+        import urllib.request
+
+        req = urllib.request.Request(
+            server.base + "/formgrader/gradebook", headers={"Authorization": f"token {server.token}"}
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            csp = resp.headers.get("Content-Security-Policy", "")
+        assert "connect-src 'self'" in csp and "object-src 'none'" in csp and "'unsafe-eval'" not in csp
+    finally:
+        server.stop()
