@@ -510,3 +510,41 @@ def test_numbers_schedules(prose, out):
         ],
     )
     assert f"{3 / 11:.4f}" == f"{one.bubble_ratio:.4f}"
+
+
+def test_numbers_interleaved_with_an_indivisible_vit(prose, out):
+    """Issue 13, point 4: the 16 ms ViT cannot be split, so interleaved 1F1B's equal 11 ms chunks are an
+    assumption; over every real chunk split that keeps each rank at 22 ms it is slower than ZB-H1."""
+    layer, head, tail, v = 2.0, 16.0, 8.0, 2
+    import numpy as np
+
+    from pipelab import make_schedule, simulate
+
+    cuts = np.array(list(itertools.combinations(range(1, 32), 2 * P - 1)))  # every split into 8 chunks
+    n = np.diff(np.hstack([np.zeros((len(cuts), 1), int), cuts, np.full((len(cuts), 1), 32)]), axis=1)
+    t = layer * n
+    t[:, 0] += head
+    t[:, -1] += tail
+    splits = t[(t[:, :P] + t[:, P:] == 22.0).all(axis=1)].tolist()
+    assert len(splits) == 2 * 10 * 10 * 6 == 1200
+    sched = make_schedule("interleaved-1f1b", P, M, v)
+    spans = sorted(simulate(sched, t, [2 * x for x in t], track_memory=False).makespan for t in splits)
+    zb = run("zb-h1", [22.0] * P, [22.0] * P, [22.0] * P, microbatches=M, free_after="W").makespan
+    one = run("1f1b", [22.0] * P, [44.0] * P, microbatches=M).makespan
+    ideal = run("interleaved-1f1b", [22.0] * P, [44.0] * P, microbatches=M, stages=P, chunks=v).makespan
+    assert (spans[0], spans[-1], zb, one, ideal) == (696.0, 972.0, 594.0, 726.0, 627.0)
+    assert spans[0] > zb and one - spans[0] == 30.0
+    printed = out("ext-chunks-numbers")
+    assert (
+        "块切分：1200 种" in printed and "T = 696，气泡率 = 0.2414" in printed and "最慢：T = 972" in printed
+    )
+    for token in (
+        "最快也要 696 ms（气泡率 0.2414）",
+        "最慢 972 ms",
+        "ZB-H1 的 594 ms",
+        "（726 ms）快 30 ms",
+        "$2\\times10\\times10\\times6$",
+        "**假设**每块的前向 11 ms",
+        "假设每块都是 11 ms",
+    ):
+        assert token in prose, token

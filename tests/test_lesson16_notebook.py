@@ -365,3 +365,54 @@ def test_visible_checks_let_run_all_go_on_to_the_figures_after_them():
     for cell in cells:
         if cell["id"] in CHECK_CELLS:
             assert "raises-exception" in cell["metadata"].get("tags", []), cell["id"]
+
+
+def test_tail_cost_is_a_stated_assumption_with_training_time_reasons():
+    """Issue 13, point 1: multi-step denoising happens at inference, not in training."""
+    text = _src(next(c for c in _cells() if c["id"] == "dumbbell"))
+    assert "需要实测的假设" in text and "只发生在推理时" in text and "一个**随机采样的噪声水平" in text
+    assert "动作专家" in text and "OpenVLA" in text and "V/(12h)" in text
+
+
+def test_pinned_stage_breaks_alignment_within_one_layer(executed_source):
+    """Issue 13, point 5 (erratum 2): a large fixed cost pins a stage at one layer, and then the stages
+    are not within one layer's cost of each other; the optimum cannot do better."""
+    loads = _loads(_water_fill_oracle(10, 1.0, 50.0, 0.0, 4), 1.0, 50.0, 0.0)
+    assert loads == [51.0, 3.0, 3.0, 3.0]
+    assert _brute(10, 1.0, 50.0, 0.0, 4)[0] == 51.0  # no partition has a faster slowest stage
+    out = stdout(executed_source, "numbers-rebalance")
+    assert "注水切分 [1, 3, 3, 3]，各阶段耗时 [51.0, 3.0, 3.0, 3.0]，最慢与最快相差 48（一层只有 1）" in out
+    text = _src(next(c for c in _cells() if c["id"] == "rebalance"))
+    assert "**分到 2 层以上的阶段**彼此相差不超过一层的耗时 $c$" in text and "钉在 1 层上" in text
+
+
+def _water_fill_oracle(L, cost, head, tail, P):
+    counts = [1] * P
+    for _ in range(L - P):
+        loads = _loads(counts, cost, head, tail)
+        counts[loads.index(min(loads))] += 1
+    return counts
+
+
+def test_seed_overwrite_at_one_stage_cannot_change_the_partition(sched):
+    """Issue 13, point 5 (erratum 5): with P = 1 the only valid partition is [L], whatever fixed costs the
+    seed's overwrite loses; the lesson says so."""
+
+    def seed_solver(L, cost, head, tail, P):  # the seed's reference, overwrite included
+        fixed = [0.0] * P
+        fixed[0] = head
+        fixed[-1] = tail
+        layers = [1] * P
+        for _ in range(L - P):
+            t = [fixed[i] + layers[i] * cost for i in range(P)]
+            layers[t.index(min(t))] += 1
+        return layers
+
+    for L in (1, 5, 32):
+        assert (
+            seed_solver(L, 2.0, 16.0, 8.0, 1)
+            == [L]
+            == sched.solve_optimal_layer_partition(L, 2.0, 16.0, 8.0, 1)
+        )
+    text = _src(next(c for c in _cells() if c["id"] == "errata"))
+    assert "**不会改变返回的划分**" in text and "唯一合法的划分就是 $[L]$" in text
