@@ -7,6 +7,7 @@ sandboxed worker sent back, so nothing a student returns is compared with its ow
 from __future__ import annotations
 
 import contextvars
+import functools
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -95,6 +96,22 @@ def part(name: str) -> Iterator[None]:
         raise
     except AssertionError as exc:
         record.failed.setdefault(name, str(exc.args[0]) if exc.args else "结果与预期不符")
+
+
+def memo(fn):
+    """Cache an oracle's results by the repr of its arguments (lists welcome), for the grader process's
+    life: hidden tests draw their cases from fixed seeds, so every submission of a class asks the same
+    questions. The cached value is shared: tests must not modify it."""
+    cache: dict[str, Any] = {}
+
+    @functools.wraps(fn)
+    def cached(*args, **kwargs):
+        key = repr((args, sorted(kwargs.items())))
+        if key not in cache:
+            cache[key] = fn(*args, **kwargs)
+        return cache[key]
+
+    return cached
 
 
 def approx(got: Any, expected: float, rel: float = 1e-9, abs_tol: float = 1e-9) -> bool:

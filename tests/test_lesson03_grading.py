@@ -41,6 +41,13 @@ REQUIRED = {
     "scheduling_overhead_as_compute",
     "frontier_ignores_schedule",
     "frontier_drops_ties",
+    # null implementations (issue 12): code that does nothing scores 0 on every code item
+    "null_pass",
+    "null_constants",
+    "null_right_type_wrong_values",
+    "null_returns_input",
+    "null_raises_value_error",
+    "null_empty_list",
 }
 
 
@@ -81,3 +88,11 @@ def test_mistake_scores_exactly_as_stated(path: Path):
     scores = grade_code(ASSIGNMENT, code)
     got = {item: scores.get(item) for item in expected}
     assert got == pytest.approx(expected, abs=1e-4), f"{path.name}: expected {expected}, engine gave {got}"
+
+
+def test_null_implementations_promise_zero():
+    """Every null_* file of the catalogue states 0 for every code item (graded above like any mistake)."""
+    nulls = [p for p in MISTAKES if p.stem.startswith("null_")]
+    assert len(nulls) >= 6
+    for path in nulls:
+        assert expected_scores(path.read_text(encoding="utf-8")) == dict.fromkeys(CODE_ITEMS, 0.0), path.name

@@ -8,6 +8,10 @@ T = (m+P-1)·t, throughput = m·b/T, memory per GPU (M_w + k·M_a)/P with k = mi
 is feasible; ValueError on invalid arguments.
 
 Weights: core 3 + 1 + 1 + 1 = 6, edge/validation 0.5 + 0.5 + 1 = 2 (a quarter); total 8.
+Credit per part of the contract (issue 12): the frontier tests weigh which (P, m) points are on the
+frontier and their throughput/latency values separately (the values are judged only when the points
+are right). The type test, "nothing feasible" and validation also ask for the right frontier of an
+ordinary case, so code that does nothing (``null_*``) scores 0.
 Oracle (this module): enumerate the grid, O(N²) dominance check. Random instances are drawn so that no
 two distinct points are within 1e-9 of each other, so rounding cannot change the answer.
 """
@@ -16,12 +20,13 @@ from __future__ import annotations
 
 import random
 
-from autograder.testing import approx, item
+from autograder.testing import approx, item, memo, part
 
 FN = "throughput_latency_frontier"
 MODEL = "t = W/P + c，延迟 = (m+P−1)·t，吞吐 = m·b/延迟，每卡显存 = (M_w + k·M_a)/P"
 
 
+@memo  # computed once per grader process
 def oracle(W, Ps, ms, c=0.0, wm=0.0, am=0.0, cap=None, schedule="1f1b", b=1):
     pts = []
     for P in sorted(set(Ps)):
@@ -47,14 +52,29 @@ def well_separated(pts):
     return True
 
 
+POINTS = {"points": 1, "values": 1}  # credit per part of the contract
+
+
 def matches(r, expected, what):
+    """The (P, m) points, then their values; in a test with parts each is its own part."""
     assert r.ok, r.describe_failure()
     got = r.value
     assert isinstance(got, list), f"{what}：应返回 list"
-    assert [tuple(g[:2]) for g in got if isinstance(g, list) and len(g) == 4] == [e[:2] for e in expected] \
-        and len(got) == len(expected), f"{what}：前沿上的 (P, m) 组合不对（检查可行性判断、支配关系和排序）。模型：{MODEL}"
-    assert all(approx(g[2], e[2]) and approx(g[3], e[3]) for g, e in zip(got, expected, strict=True)), \
-        f"{what}：吞吐或延迟的数值不对。模型：{MODEL}"
+    same_points = [tuple(g[:2]) for g in got if isinstance(g, list) and len(g) == 4] == [
+        e[:2] for e in expected
+    ] and len(got) == len(expected)
+    with part("points"):
+        assert same_points, f"{what}：前沿上的 (P, m) 组合不对（检查可行性判断、支配关系和排序）。模型：{MODEL}"
+    with part("values"):
+        assert same_points and all(
+            approx(g[2], e[2]) and approx(g[3], e[3]) for g, e in zip(got, expected, strict=True)
+        ), f"{what}：吞吐或延迟的数值不对。模型：{MODEL}"
+
+
+def plausible(sub, what):
+    """Credit for types, edge cases and validation needs the right frontier of an ordinary case too."""
+    front, _ = oracle(40.0, [1, 2, 4], [1, 2, 4, 8], 0.5)
+    matches(sub.call(FN, 40.0, [1, 2, 4], [1, 2, 4, 8], overhead=0.5), front, f"{what}（这一项只在结果也正确时得分）")
 
 
 def random_config(rng):
@@ -70,7 +90,7 @@ def random_config(rng):
             return W, Ps, ms, cfg, front
 
 
-@item("frontier", weight=3)
+@item("frontier", weight=3, parts=POINTS)
 def test_random_configurations(sub):
     rng = random.Random(30331)
     for _ in range(3):
@@ -78,7 +98,7 @@ def test_random_configurations(sub):
         matches(sub.call(FN, W, Ps, ms, **cfg), front, "随机配置")
 
 
-@item("frontier", weight=1)
+@item("frontier", weight=1, parts=POINTS)
 def test_gpipe_memory_grows_with_m(sub):
     kw = dict(overhead=0.5, weight_mem=64.0, act_mem=24.0, mem_cap=40.0)
     for schedule in ("gpipe", "1f1b"):
@@ -87,7 +107,7 @@ def test_gpipe_memory_grows_with_m(sub):
                 f"schedule = {schedule!r}（GPipe 在途 m 个、1F1B 在途 min(m, P) 个微批次的激活）")
 
 
-@item("frontier", weight=1)
+@item("frontier", weight=1, parts=POINTS)
 def test_microbatch_size_and_duplicates(sub):
     front, _ = oracle(30.0, [4, 2, 4], [8, 2, 8, 1], 1.0, b=3)
     matches(sub.call(FN, 30.0, [4, 2, 4], [8, 2, 8, 1], overhead=1.0, microbatch_size=3), front,
@@ -100,6 +120,8 @@ def test_plain_types(sub):
     assert r.ok, r.describe_failure()
     ok = r.types[0] == "list" and all(t[0] == "tuple" and t[1] == ["int", "int", "float", "float"] for t in r.types[1])
     assert ok and r.value, "返回值应是 (int, int, float, float) 元组组成的 list（P、m 为 Python int，吞吐、延迟为 Python float）"
+    front, _ = oracle(12.0, [1, 3], [1, 2, 5], 0.5)
+    matches(r, front, "检查返回类型时（这一项只在结果也正确时得分）")
 
 
 @item("frontier", weight=0.5, edge=True)
@@ -107,6 +129,7 @@ def test_nothing_feasible(sub):
     r = sub.call(FN, 10.0, [1, 2], [1, 4], weight_mem=100.0, mem_cap=10.0)
     assert r.ok, r.describe_failure()
     assert r.value == [], "没有可行组合时应返回 []"
+    plausible(sub, "有可行组合时")
 
 
 @item("frontier", weight=0.5, edge=True)
@@ -129,3 +152,4 @@ def test_validation(sub):
     for args, kwargs, what in bad:
         r = sub.call(FN, *args, **kwargs)
         assert r.raised("ValueError"), f"{what}时应抛出 ValueError"
+    plausible(sub, "合法输入")  # only raising ValueError validates nothing

@@ -6,6 +6,11 @@ the least over all contiguous partitions; any optimal partition is accepted. Val
 costs (as in 练习 1) or num_stages not an integer in [1, L]. Up to 400 layers and 64 stages.
 
 Weights: core 3 + 2 + 1 = 6, edge/validation 0.5 + 0.5 + 1 = 2 (a quarter); total 8.
+Credit per part of the contract (issue 12): each core test weighs the partition (P Python ints, each
+>= 1, summing to the number of layers: 1) and its bottleneck (the slowest stage is the least possible,
+judged on the counts' values: 2) separately. Counts and sum are one part because "P counts >= 1" alone
+is met by the null output [1] * P. Edge and validation tests also ask for a valid partition on an
+ordinary case, so code that does nothing (``null_*``) scores 0.
 Oracles (this module): enumeration of every composition (small), the O(P·L²) linear-partition DP
 (medium), and for the large case a bisection on the bottleneck value with a greedy feasibility test.
 """
@@ -16,7 +21,7 @@ import itertools
 import math
 import random
 
-from autograder.testing import Array, approx, item
+from autograder.testing import Array, approx, item, memo, part
 
 FN = "min_max_partition"
 HINT = "请检查：最优的最慢段耗时一定等于某一段连续层之和；二分这个值并用贪心判断可行性，或用动态规划"
@@ -30,12 +35,14 @@ def loads(costs, counts):
     return out
 
 
+@memo  # computed once per grader process
 def brute_force(costs, p):
     L = len(costs)
     return min(max(loads(costs, [b - a for a, b in zip((0, *cuts), (*cuts, L), strict=True)]))
                for cuts in itertools.combinations(range(1, L), p - 1))
 
 
+@memo  # computed once per grader process
 def dp(costs, p):
     L = len(costs)
     pre = [0.0]
@@ -50,6 +57,7 @@ def dp(costs, p):
     return best[p][L]
 
 
+@memo  # computed once per grader process
 def bisection(costs, p):
     def stages_needed(cap):
         n, acc = 1, 0.0
@@ -70,18 +78,40 @@ def bisection(costs, p):
     return hi
 
 
-def check_answer(r, costs, p, optimum, what):
+PARTS = {"partition": 1, "bottleneck": 2}  # credit per part of the contract
+PLAUSIBLE = ([1.5, 4.0, 0.5, 2.5, 3.0, 1.0, 2.0, 0.75], 3)  # an ordinary case, not a core test's
+
+
+def valid_counts(r, costs, p, what):
+    """The returned counts' values, asserted to form a partition (any integer type)."""
     assert r.ok, r.describe_failure()
     counts = r.value
     assert isinstance(counts, list) and len(counts) == p, f"{what}：应返回长度为 stage 数的 list"
-    assert all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts), \
+    assert all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts), (
         f"{what}：每一项都应是 ≥ 1 的整数"
+    )
     assert sum(counts) == len(costs), f"{what}：各项之和应等于层数"
-    assert all(t == "int" for t in r.types[1]), f"{what}：元素应是 Python int（numpy 整数请用 int(...) 转换）"
-    assert approx(max(loads(costs, counts)), optimum, rel=1e-9), f"{what}：最慢段不是最小的。{HINT}"
+    return counts
 
 
-@item("partition", weight=3)
+def check_answer(r, costs, p, optimum, what):
+    """The partition (with Python ints) and its bottleneck; in a test with parts each is its own part."""
+    counts = None
+    with part("partition"):
+        counts = valid_counts(r, costs, p, what)
+        assert all(t == "int" for t in r.types[1]), f"{what}：元素应是 Python int（numpy 整数请用 int(...) 转换）"
+    if counts is None:
+        counts = valid_counts(r, costs, p, what)  # fails the test unless only the element type was wrong
+    with part("bottleneck"):
+        assert approx(max(loads(costs, counts)), optimum, rel=1e-9), f"{what}：最慢段不是最小的。{HINT}"
+
+
+def plausible(sub, what):
+    """Credit for edge cases and validation needs a valid partition on an ordinary case too."""
+    valid_counts(sub.call(FN, *PLAUSIBLE), PLAUSIBLE[0], PLAUSIBLE[1], f"{what}（这一项只在结果也合理时得分）")
+
+
+@item("partition", weight=3, parts=PARTS)
 def test_small_against_enumeration(sub):
     rng = random.Random(30311)
     for _ in range(6):
@@ -92,7 +122,7 @@ def test_small_against_enumeration(sub):
         check_answer(r, costs, p, brute_force(costs, p), "小规模随机输入")
 
 
-@item("partition", weight=2)
+@item("partition", weight=2, parts=PARTS)
 def test_heavy_layers_against_dp(sub):
     rng = random.Random(30312)
     for L, p in ((40, 6), (60, 9)):
@@ -104,7 +134,7 @@ def test_heavy_layers_against_dp(sub):
         check_answer(r, costs, p, dp(costs, p), "带若干重层的中等规模输入")
 
 
-@item("partition", weight=1)
+@item("partition", weight=1, parts=PARTS)
 def test_large_within_time(sub):
     rng = random.Random(30313)
     costs = [rng.uniform(0.1, 10.0) for _ in range(400)]
@@ -117,6 +147,7 @@ def test_one_stage_per_layer(sub):
     r = sub.call(FN, [3.0, 1.0, 2.0], 3)
     assert r.ok, r.describe_failure()
     assert r.value == [1, 1, 1], "stage 数等于层数时只能每段一层"
+    plausible(sub, "stage 数少于层数时")
 
 
 @item("partition", weight=0.5, edge=True)
@@ -124,6 +155,7 @@ def test_single_stage(sub):
     r = sub.call(FN, [3.0, 1.0, 2.0], 1)
     assert r.ok, r.describe_failure()
     assert r.value == [3], "只有一个 stage 时所有层都在这一段"
+    plausible(sub, "多个 stage 时")
 
 
 @item("partition", weight=1, edge=True)
@@ -138,3 +170,4 @@ def test_validation(sub):
     for args, what in bad:
         r = sub.call(FN, *args)
         assert r.raised("ValueError"), f"{what}时应抛出 ValueError"
+    plausible(sub, "合法输入")  # only raising ValueError validates nothing

@@ -9,6 +9,9 @@ are in flight on it; on equal start times a stage prefers its backward; every dy
 overhead + its cost. idle[p] = makespan - compute on p. ops sorted by (start, stage).
 
 Weights: core 2 + 1 + 1 + 1 + 1 = 6, edge/validation 0.5 + 0.5 + 1 = 2 (a quarter); total 8.
+Credit per returned value (issue 12): the summary tests weigh ``makespan`` and ``idle`` separately, the
+ops test the static and the dynamic timelines. The validation test also asks for the right result on
+valid input, so code that does nothing (``null_*``) scores 0.
 Oracles (this module): the static schedule by longest-path relaxation over the per-stage orders, the
 dynamic one by a time-stepping loop over completion events. Costs are multiples of 0.25, so every sum
 is exact and ties are real ties, broken as the contract says.
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import random
 
-from autograder.testing import Array, approx, item
+from autograder.testing import Array, approx, item, memo, part
 
 FN = "simulate_static_vs_dynamic"
 STATIC_HINT = ("静态策略：stage p 先做 min(P−1−p, n) 个前向，再交替『前向、反向』，最后做完剩下的反向；"
@@ -41,6 +44,7 @@ def dep_of(kind, k, p, P):
     return ("F", k, p) if p == P - 1 else ("B", k, p + 1)
 
 
+@memo  # computed once per grader process
 def static_oracle(F, B):
     n, P = len(F), len(F[0])
     orders = [one_f_one_b(p, P, n) for p in range(P)]
@@ -68,6 +72,7 @@ def static_oracle(F, B):
     return summarise(ops, F, B)
 
 
+@memo  # computed once per grader process
 def dynamic_oracle(F, B, extra, delta):
     n, P = len(F), len(F[0])
     done = {}
@@ -122,6 +127,21 @@ def same_summary(got, expected):
             and all(approx(g, e) for g, e in zip(got["idle"], expected["idle"], strict=True)))
 
 
+SUMMARY = {"makespan": 1, "idle": 1}  # credit per returned value
+
+
+def check_summary(got, expected, what):
+    """makespan and idle of one policy; in a test with parts each is its own part."""
+    assert isinstance(got, dict), f"{what}：每种策略的结果应是含 makespan、idle、ops 的 dict"
+    with part("makespan"):
+        assert approx(got.get("makespan"), expected["makespan"]), f"{what}：makespan 不对"
+    with part("idle"):
+        idle = got.get("idle")
+        assert isinstance(idle, list) and len(idle) == len(expected["idle"]) and all(
+            approx(g, e) for g, e in zip(idle, expected["idle"], strict=True)
+        ), f"{what}：各 stage 的空闲时间 idle 不对（idle[p] = makespan − stage p 的计算时间）"
+
+
 def result_parts(r):
     assert r.ok, r.describe_failure()
     assert isinstance(r.value, dict) and {"static", "dynamic"} <= set(r.value), \
@@ -129,46 +149,44 @@ def result_parts(r):
     return r.value["static"], r.value["dynamic"]
 
 
-@item("scheduling", weight=2)
+@item("scheduling", weight=2, parts=SUMMARY)
 def test_static_one_f_one_b(sub):
     rng = random.Random(30321)
     for n, P in ((6, 3), (10, 4), (16, 6)):
         fwd, bwd = random_instance(rng, n, P)
         static, _ = result_parts(sub.call(FN, fwd, bwd))
-        assert same_summary(static, static_oracle(fwd, bwd)), f"变长微批次下静态 1F1B 的 makespan 或空闲时间不对。{STATIC_HINT}"
+        check_summary(static, static_oracle(fwd, bwd), f"变长微批次下静态 1F1B：{STATIC_HINT}")
 
 
-@item("scheduling", weight=1)
+@item("scheduling", weight=1, parts=SUMMARY)
 def test_dynamic_same_memory(sub):
     rng = random.Random(30322)
     for n, P in ((8, 4), (12, 5)):
         fwd, bwd = random_instance(rng, n, P)
         _, dynamic = result_parts(sub.call(FN, fwd, bwd))
-        assert same_summary(dynamic, dynamic_oracle(fwd, bwd, 0, 0.0)), \
-            f"extra_in_flight = 0 时动态策略的 makespan 或空闲时间不对。{DYN_HINT}"
+        check_summary(dynamic, dynamic_oracle(fwd, bwd, 0, 0.0), f"extra_in_flight = 0 时动态策略：{DYN_HINT}")
 
 
-@item("scheduling", weight=1)
+@item("scheduling", weight=1, parts=SUMMARY)
 def test_dynamic_extra_memory(sub):
     rng = random.Random(30323)
     for n, P, extra in ((10, 4, 2), (14, 5, 1)):
         fwd, bwd = random_instance(rng, n, P)
         _, dynamic = result_parts(sub.call(FN, fwd, bwd, extra))
-        assert same_summary(dynamic, dynamic_oracle(fwd, bwd, extra, 0.0)), \
-            f"允许额外在途微批次时动态策略的结果不对。{DYN_HINT}"
+        check_summary(dynamic, dynamic_oracle(fwd, bwd, extra, 0.0), f"允许额外在途微批次时动态策略：{DYN_HINT}")
 
 
-@item("scheduling", weight=1)
+@item("scheduling", weight=1, parts=SUMMARY)
 def test_dynamic_overhead(sub):
     rng = random.Random(30324)
     fwd, bwd = random_instance(rng, 9, 4)
     static, dynamic = result_parts(sub.call(FN, fwd, bwd, 1, overhead=0.25))
-    assert same_summary(static, static_oracle(fwd, bwd)), "overhead 只作用于动态策略，静态结果不应改变"
-    assert same_summary(dynamic, dynamic_oracle(fwd, bwd, 1, 0.25)), \
-        "有决策开销时动态策略的结果不对：每个操作占用 overhead + 计算耗时，开销计入空闲时间"
+    check_summary(static, static_oracle(fwd, bwd), "overhead 只作用于动态策略，静态结果不应改变")
+    check_summary(dynamic, dynamic_oracle(fwd, bwd, 1, 0.25),
+                  "有决策开销时动态策略：每个操作占用 overhead + 计算耗时，开销计入空闲时间")
 
 
-@item("scheduling", weight=1)
+@item("scheduling", weight=1, parts={"static": 1, "dynamic": 1})
 def test_ops_listing(sub):
     rng = random.Random(30325)
     fwd, bwd = random_instance(rng, 7, 3)
@@ -176,10 +194,17 @@ def test_ops_listing(sub):
     for got, expected, name in ((static, static_oracle(fwd, bwd), "静态"),
                                 (dynamic, dynamic_oracle(fwd, bwd, 1, 0.0), "动态")):
         ops = got.get("ops") if isinstance(got, dict) else None
-        assert isinstance(ops, list) and len(ops) == len(expected["ops"]), f"{name}结果的 ops 应列出全部 2·n·P 个操作"
-        ok = all(isinstance(o, list) and len(o) == 5 and o[:3] == e[:3] and approx(o[3], e[3]) and approx(o[4], e[4])
-                 for o, e in zip(ops, expected["ops"], strict=True))
-        assert ok, f"{name}结果的 ops 与正确的时间线不一致（每项 [stage, 'F'/'B', 微批次, 开始, 结束]，按 (开始, stage) 排序）"
+        with part("static" if name == "静态" else "dynamic"):
+            assert isinstance(ops, list) and len(ops) == len(expected["ops"]), (
+                f"{name}结果的 ops 应列出全部 2·n·P 个操作"
+            )
+            ok = all(
+                isinstance(o, list) and len(o) == 5 and o[:3] == e[:3] and approx(o[3], e[3]) and approx(o[4], e[4])
+                for o, e in zip(ops, expected["ops"], strict=True)
+            )
+            assert ok, (
+                f"{name}结果的 ops 与正确的时间线不一致（每项 [stage, 'F'/'B', 微批次, 开始, 结束]，按 (开始, stage) 排序）"
+            )
 
 
 @item("scheduling", weight=0.5, edge=True)
@@ -217,3 +242,8 @@ def test_validation(sub):
     for args, kwargs, what in bad:
         r = sub.call(FN, *args, **kwargs)
         assert r.raised("ValueError"), f"{what}时应抛出 ValueError"
+    fwd, bwd = [[1.0, 2.0], [2.0, 1.0], [1.0, 1.5]], [[2.0, 3.0], [3.0, 2.0], [2.0, 2.5]]
+    static, dynamic = result_parts(sub.call(FN, fwd, bwd))  # valid input: only raising validates nothing
+    assert same_summary(static, static_oracle(fwd, bwd)) or same_summary(dynamic, dynamic_oracle(fwd, bwd, 0, 0.0)), (
+        "合法输入的结果不对：静态与动态策略都不对（校验这一项只在核心结果也合理时得分）"
+    )

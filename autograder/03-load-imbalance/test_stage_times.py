@@ -7,6 +7,9 @@ ValueError for empty/negative/NaN/infinite/non-numeric costs, an empty partition
 included) or < 1 entry, or a partition whose sum is not the number of layers.
 
 Weights: core 3 + 1 + 1 + 1 = 6, edge/validation 0.5 + 0.5 + 1 = 2 (a quarter); total 8.
+Credit per returned value (issue 12): the value tests give half their weight to ``times`` and half to
+``ratio``. Every test that a stub or a constant could pass (types, not modified, all-zero, validation)
+also checks the values of an ordinary case, so code that does nothing (``null_*``) scores 0.
 Oracle: prefix sums with math.fsum, in this module.
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 import math
 import random
 
-from autograder.testing import Array, Tuple, approx, is_float, item
+from autograder.testing import Array, Tuple, approx, is_float, item, part
 
 FN = "stage_times"
 RULE = "stage p 的耗时是它按顺序连续分到的那几层的耗时之和；不均衡比 = 最大值 / 平均值"
@@ -37,6 +40,38 @@ def random_case(rng, layers, stages):
     return costs, [bounds[i + 1] - bounds[i] for i in range(stages)]
 
 
+VALUES = {"times": 1, "ratio": 1}  # credit per returned value
+PLAUSIBLE = ([2.5, 0.75, 4.0, 1.25, 3.0, 0.5, 2.0], [2, 3, 2])  # an ordinary case, not a core test's
+
+
+def check(r, costs, counts, what):
+    """Both returned values; in a test with parts each is its own part."""
+    times, ratio = oracle(costs, counts)
+    assert r.ok, r.describe_failure()
+    v = r.value
+    assert isinstance(v, list) and len(v) == 2 and isinstance(v[0], list), "返回值应是 (times, ratio)"
+    with part("times"):
+        assert len(v[0]) == len(times) and all(approx(g, e) for g, e in zip(v[0], times, strict=True)), (
+            f"{what}：各段耗时不对：{RULE}"
+        )
+    with part("ratio"):
+        assert approx(v[1], ratio), f"{what}：不均衡比不对：{RULE}"
+
+
+def plausible(r, what, costs=PLAUSIBLE[0], counts=PLAUSIBLE[1]):
+    """Credit for types, untouched inputs, edge cases and validation needs plausible core behaviour too:
+    the stage times (the first returned value) of the call are right."""
+    assert r.ok, r.describe_failure()
+    v = r.value
+    times, _ = oracle(costs, counts)
+    assert isinstance(v, list) and len(v) == 2 and isinstance(v[0], list) and len(v[0]) == len(times), (
+        "返回值应是 (times, ratio)"
+    )
+    assert all(approx(g, e) for g, e in zip(v[0], times, strict=True)), (
+        f"{what}：各段耗时不对（这一项只在核心结果也正确时得分）：{RULE}"
+    )
+
+
 def same(value, costs, counts):
     times, ratio = oracle(costs, counts)
     if not isinstance(value, list) or len(value) != 2 or not isinstance(value[0], list):
@@ -46,32 +81,27 @@ def same(value, costs, counts):
             and approx(got_ratio, ratio))
 
 
-@item("stage_times", weight=3)
+@item("stage_times", weight=3, parts=VALUES)
 def test_random_partitions(sub):
     rng = random.Random(30301)
     for layers, stages in ((7, 3), (24, 8), (50, 11)):
         costs, counts = random_case(rng, layers, stages)
-        r = sub.call(FN, costs, counts)
-        assert r.ok, r.describe_failure()
-        assert same(r.value, costs, counts), f"随机的层耗时与切分下，各段耗时或不均衡比不对：{RULE}"
+        check(sub.call(FN, costs, counts), costs, counts, "随机的层耗时与切分下")
 
 
-@item("stage_times", weight=1)
+@item("stage_times", weight=1, parts=VALUES)
 def test_numpy_and_tuple_inputs(sub):
     rng = random.Random(30302)
     costs, counts = random_case(rng, 12, 4)
-    r = sub.call(FN, Array(costs, "float64"), Array(counts, "int64"))
-    assert r.ok, r.describe_failure()
-    assert same(r.value, costs, counts), "layer_costs 为 numpy 数组、partition 为 numpy 整数数组时结果不对"
-    r = sub.call(FN, Tuple(*costs), Tuple(*counts))
-    assert r.ok, r.describe_failure()
-    assert same(r.value, costs, counts), "输入为 tuple 时结果不对"
+    check(sub.call(FN, Array(costs, "float64"), Array(counts, "int64")), costs, counts,
+          "layer_costs 为 numpy 数组、partition 为 numpy 整数数组时")
+    check(sub.call(FN, Tuple(*costs), Tuple(*counts)), costs, counts, "输入为 tuple 时")
 
 
 @item("stage_times", weight=1)
 def test_returns_plain_floats(sub):
     r = sub.call(FN, Array([1.0, 2.0, 3.0, 4.0, 5.0], "float64"), Array([2, 3], "int64"))
-    assert r.ok, r.describe_failure()
+    plausible(r, "检查返回类型时", [1.0, 2.0, 3.0, 4.0, 5.0], [2, 3])
     top = r.types
     ok = (isinstance(top, list) and top[0] == "tuple" and len(top[1]) == 2 and isinstance(top[1][0], list)
           and top[1][0][0] == "list" and all(t == "float" for t in top[1][0][1]) and is_float(top[1][1]))
@@ -84,6 +114,7 @@ def test_inputs_not_modified(sub):
     r = sub.call(FN, costs, counts)
     assert r.ok, r.describe_failure()
     assert r.args_after == [costs, counts], "函数修改了传入的 layer_costs 或 partition"
+    plausible(r, "检查输入是否被修改时", costs, counts)
 
 
 @item("stage_times", weight=0.5, edge=True)
@@ -92,6 +123,7 @@ def test_all_zero_costs(sub):
     assert r.ok, r.describe_failure()
     assert isinstance(r.value, list) and r.value[0] == [0.0, 0.0] and approx(r.value[1], 1.0), \
         "所有层耗时都为 0 时，各段耗时为 0，不均衡比按约定为 1.0"
+    plausible(sub.call(FN, *PLAUSIBLE), "耗时不全为 0 时")
 
 
 @item("stage_times", weight=0.5, edge=True)
@@ -115,3 +147,4 @@ def test_validation(sub):
     for args, what in bad:
         r = sub.call(FN, *args)
         assert r.raised("ValueError"), f"{what}时应抛出 ValueError"
+    plausible(sub.call(FN, *PLAUSIBLE), "合法输入")  # only raising ValueError validates nothing
