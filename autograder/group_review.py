@@ -46,7 +46,8 @@ def visible(text) -> str:
     """``text`` with control, zero-width and bidirectional-override characters replaced by visible
     ``\\u{…}`` marks (line breaks and tabs kept), so nothing in a submission can hide or reorder what
     the page shows. HTML escaping is left to the template engine."""
-    return _INVISIBLE_RE.sub(lambda m: f"\\u{{{ord(m.group(0)):04x}}}", str(text))
+    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
+    return _INVISIBLE_RE.sub(lambda m: f"\\u{{{ord(m.group(0)):04x}}}", text)
 
 
 class StaleGroup(Exception):
