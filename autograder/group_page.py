@@ -13,7 +13,7 @@ output directory OUT):
 
 Authentication is the server's (token or login cookie; forms carry Jupyter's ``_xsrf`` field). Everything
 that comes from a submission (answers, evidence quotes, student ids) is rendered as inert text: Jinja2
-autoescaping, control and bidirectional-override characters shown as visible ``\\u{…}`` marks, and a
+autoescaping, control and bidirectional-override characters shown as visible escapes (``\\u202e``), and a
 Content-Security-Policy with no script source at all (``default-src 'none'``; the one stylesheet is
 allowed by its hash), so even a missed escape could not run anything.
 """
@@ -30,7 +30,7 @@ from jinja2 import DictLoader, Environment, StrictUndefined
 from markupsafe import Markup
 from tornado import web
 
-from .group_review import StaleGroup, confirm_group, review_items, summary_rows, visible
+from .group_review import StaleGroup, confirm_group, review_items, shown, summary_rows
 
 __all__ = ["render_index", "render_item"]
 
@@ -70,7 +70,7 @@ def _num(x) -> str:
 
 
 _env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-_env.filters["v"] = visible
+_env.filters["v"] = shown
 _env.filters["num"] = _num
 
 _LAYOUT = """<!doctype html>

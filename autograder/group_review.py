@@ -18,7 +18,6 @@ still have the ``key`` the page showed; otherwise :class:`StaleGroup` is raised 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +26,10 @@ from . import gradebook
 from .answer_groups import SIMILARITY, Answer, AnswerGroup, answer_of, group_answers
 from .export import load_results
 from .notebook import UnreadableNotebook, extract
+from .safe_text import terminal_text
 
 __all__ = [
-    "visible",
+    "shown",
     "ItemReview",
     "StaleGroup",
     "ConfirmReport",
@@ -39,15 +39,13 @@ __all__ = [
 ]
 
 
-_INVISIBLE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
-
-
-def visible(text) -> str:
-    """``text`` with control, zero-width and bidirectional-override characters replaced by visible
-    ``\\u{…}`` marks (line breaks and tabs kept), so nothing in a submission can hide or reorder what
-    the page shows. HTML escaping is left to the template engine."""
-    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
-    return _INVISIBLE_RE.sub(lambda m: f"\\u{{{ord(m.group(0)):04x}}}", text)
+def shown(text) -> str:
+    """Submission text as a page or terminal shows it: line breaks kept, every other control, format
+    (bidi override, zero-width) or separator character a visible escape (:func:`safe_text.terminal_text`),
+    so nothing in an answer can hide, reorder or recolour what the reviewer reads. HTML escaping is the
+    template engine's (autoescape)."""
+    lines = str(text).replace("\r\n", "\n").replace("\r", "\n").expandtabs(4).split("\n")
+    return "\n".join(terminal_text(line) for line in lines)
 
 
 class StaleGroup(Exception):
@@ -355,8 +353,7 @@ def format_groups(reviews: list[ItemReview], detail: bool = False, width: int = 
             lines.append(f"{r.assignment_id} {r.item_id}:")
             for n, g in enumerate(r.groups, 1):
                 kind = "outlier" if g.outlier else f"group {n}"
-                text = visible(" ".join(g.representative.text.split()))
-                text = text if len(text) <= width else text[: width - 3] + "..."
+                text = terminal_text(" ".join(g.representative.text.split()), limit=width)
                 met = ",".join(g.met) or "-"
                 lines.append(
                     f"  {kind:>9}  n={g.size:<3} suggested {g.suggestion:g}/{g.points:g}  "
