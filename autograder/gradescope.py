@@ -55,9 +55,18 @@ PYTHON_ENV = "GRADESCOPE_PYTHON"
 DEFAULT_ROOT = "/autograder"
 CONFIG_NAME = "gradescope.json"
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
-#: distributions the grading path imports (engine, sandbox worker, notebook reader); pinned with their
-#: dependencies at the versions installed where the zip is built
-GRADING_DISTRIBUTIONS = ("numpy", "PyYAML", "nbformat")
+#: the modules run_autograder imports (the sandbox worker imports numpy); the distributions they load,
+#: plus LAZY_DISTRIBUTIONS (imported inside functions on the grading path), are what setup.sh installs,
+#: pinned with their dependencies at the versions installed where the zip is built
+GRADING_MODULES = (
+    "autograder.gradescope",
+    "autograder.engine",
+    "autograder.written",
+    "autograder.notebook",
+    "autograder.gradebook",
+    "numpy",
+)
+LAZY_DISTRIBUTIONS = ("nbformat",)  # notebook._upgrade (nbformat 3 notebooks)
 MAX_SUBMISSION_FILES = 10_000
 DEFAULT_ADDRESS_SPACE_MB = 512  # per sandboxed process (virtual memory), on Gradescope
 ZIP_DATE = (2020, 1, 1, 0, 0, 0)  # fixed entry times: the same inputs build the same zip
@@ -118,14 +127,45 @@ PYTHONPATH="$ROOT/source" "$ROOT/venv/bin/python" -m autograder.gradescope check
 # ---------------------------------------------------------------------------------------------------
 
 
-def pinned_requirements(roots: tuple[str, ...] = GRADING_DISTRIBUTIONS) -> list[str]:
-    """``name==version`` for ``roots`` and everything they require (markers evaluated here), sorted."""
+def grading_distributions() -> list[str]:
+    """The installed distributions that importing GRADING_MODULES loads (in a fresh interpreter, so
+    nothing this process imported counts), plus LAZY_DISTRIBUTIONS. The course library must not be one."""
+    import subprocess
+    from importlib.metadata import packages_distributions
+
+    from .engine import ROOT
+
+    code = (
+        "import importlib, json, sys\n"
+        "before = set(sys.modules)\n"  # what the interpreter loaded at start-up (site hooks) does not count
+        "for m in sys.argv[1:]: importlib.import_module(m)\n"
+        "print(json.dumps(sorted({n.split('.')[0] for n in set(sys.modules) - before})))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *GRADING_MODULES],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    names = set(json.loads(proc.stdout.strip().splitlines()[-1]))
+    if "pipelab" in names:
+        raise RuntimeError("the grading path imports pipelab, which the sandbox must not expose")
+    owners = packages_distributions()
+    dists = {d for n in names - {"autograder"} for d in owners.get(n, [])}
+    return sorted(dists | set(LAZY_DISTRIBUTIONS), key=str.lower)
+
+
+def pinned_requirements(roots: list[str] | None = None) -> list[str]:
+    """``name==version`` for ``roots`` (default: :func:`grading_distributions`) and everything they
+    require (markers evaluated here), sorted."""
     from importlib.metadata import PackageNotFoundError, distribution
 
     from packaging.requirements import Requirement
 
     pins: dict[str, str] = {}
-    todo = list(roots)
+    todo = list(grading_distributions() if roots is None else roots)
     while todo:
         name = todo.pop()
         try:

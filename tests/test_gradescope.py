@@ -343,3 +343,41 @@ def test_unencodable_text_in_a_result_still_gives_valid_results():
     data = json.loads(text.encode("utf-8").decode("utf-8"))  # strict UTF-8 round trip
     jsonschema.validate(data, SCHEMA)
     assert "ValueError: \ufffd" in data["output"]
+
+
+def test_requirements_cover_what_grading_imports(built):
+    """setup.sh installs only requirements.txt: grading the reference must import nothing else."""
+    _, root = built
+    sub = root / "submission"
+    shutil.rmtree(sub, ignore_errors=True)
+    sub.mkdir()
+    shutil.copy(SOURCE_NB, sub / NB)
+    code = (
+        "import json, sys\n"
+        "from importlib.metadata import packages_distributions\n"
+        "from pathlib import Path\n"
+        "before = set(sys.modules)\n"
+        "sys.modules['pytest'] = None\n"  # optional (testing.item marks tests for pytest if present)
+        "from autograder import gradescope\n"
+        "gradescope.run(Path(sys.argv[1]))\n"
+        "names = {n.split('.')[0] for n in set(sys.modules) - before} - {'autograder', 'pytest'}\n"
+        "owners = packages_distributions()\n"
+        "print(json.dumps(sorted({d for n in names for d in owners.get(n, [])})))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(root / "source")}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(root)],
+        cwd=root / "source",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    used = {d.lower().replace("_", "-") for d in json.loads(proc.stdout.strip().splitlines()[-1])}
+    pinned = {
+        r.split("==")[0].lower().replace("_", "-")
+        for r in (root / "source" / "requirements.txt").read_text().split()
+    }
+    assert used and used <= pinned, used - pinned
+    assert json.loads((root / "results" / "results.json").read_text())["score"] >= 4
