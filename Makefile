@@ -13,12 +13,13 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export MPLBACKEND := Agg
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help setup lab release check-release test lint demo grade export formgrader gradescope bench goldens clean
+.PHONY: help setup lab check release check-release test lint demo grade export formgrader gradescope bench goldens clean
 
 help:
 	@echo "make demo     grade a sample class end to end (sets everything up)"
 	@echo "make test     the whole test-suite (what CI runs)"
 	@echo "make lab      open JupyterLab on lessons/"
+	@echo "make check NB=lessons/<lesson>/<nb>.ipynb   students: can the grader grade it? (selfcheck)"
 	@echo "make release  regenerate lessons/ from solutions/ with nbgrader"
 	@echo "make grade SUBMISSIONS=dir [OUT=dir]   grade a real class"
 	@echo "make export [OUT=dir]    final CSV after review in formgrader"
@@ -40,6 +41,11 @@ LAB_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=lessons --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) $(LAB_ARGS)
+
+NB ?=
+check: $(STAMP)
+	@test -n "$(NB)" || { echo "usage: make check NB=lessons/<lesson>/<notebook>.ipynb"; exit 2; }
+	$(PY) -m autograder selfcheck "$(NB)"
 
 release: $(STAMP)
 	$(PY) -m autograder.scoring_table $(ASSIGNMENTS)

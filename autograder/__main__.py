@@ -1,4 +1,5 @@
-"""Command line: ``python -m autograder {grade,merge,export,demo,formgrader,groups,collect,check,gradescope}``."""
+"""Command line: ``python -m autograder {grade,merge,export,demo,formgrader,groups,collect,check,gradescope,
+selfcheck}``."""
 
 from __future__ import annotations
 
@@ -155,6 +156,12 @@ def cmd_check(args) -> int:
     return 1 if bad else 0
 
 
+def cmd_selfcheck(args) -> int:
+    from .selfcheck import main as selfcheck
+
+    return selfcheck(args.notebook, args.isolation)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -222,6 +229,12 @@ def main(argv: list[str] | None = None) -> int:
 
     k = sub.add_parser("check", help="validate every rubric and its hidden tests")
     k.set_defaults(func=cmd_check)
+
+    sc = sub.add_parser("selfcheck", help="students: check a notebook can be graded before submitting "
+                        "(runs your code in the grader's sandbox on the visible scenarios only)")
+    sc.add_argument("notebook", help="lessons/<lesson>/<notebook>.ipynb")
+    sc.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto")
+    sc.set_defaults(func=cmd_selfcheck)
 
     args = parser.parse_args(argv)
     return args.func(args)

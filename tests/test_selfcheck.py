@@ -1,0 +1,174 @@
+"""Student self-check (``python -m autograder selfcheck``): each way a submission cannot be graded is
+caught, the reference passes, and nothing of the hidden tests is ever shown."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.batch import known_assignments
+from autograder.demo import reference_code, with_code
+from autograder.engine import ROOT, load_assignment, shutdown_workers
+from autograder.selfcheck import FAIL, OK, selfcheck, visible_scenarios
+
+A16 = "16-asymmetric-pipeline"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _workers():
+    yield
+    shutdown_workers()
+
+
+def _source(assignment_id: str) -> dict:
+    a = load_assignment(known_assignments()[assignment_id])
+    return json.loads(a.source.read_text(encoding="utf-8"))
+
+
+def _write(tmp_path: Path, nb: dict, folder: str = A16, name: str = "asymmetric_pipeline.ipynb") -> Path:
+    path = tmp_path / folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def _cell(nb: dict, grade_id: str) -> dict:
+    return next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _fails(report) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in report.findings:
+        if f.status == FAIL:
+            out.setdefault(f.topic, []).append(f.text)
+    return out
+
+
+def _no_hidden_tests(text: str, assignment_id: str) -> None:
+    a = load_assignment(known_assignments()[assignment_id])
+    for test in a.tests:
+        assert test.name not in text and (not test.doc or test.doc not in text), test.name
+    assert "test_" not in text
+
+
+@pytest.mark.parametrize("assignment_id", sorted(known_assignments()))
+def test_reference_passes(assignment_id):
+    a = load_assignment(known_assignments()[assignment_id])
+    report = selfcheck(a.source)
+    assert report.ok, report.format()
+    topics = {f.topic for f in report.findings if f.status == OK}
+    assert {"naming", "locked cells", "imports", "load", "timing", "answers"} <= topics
+    _no_hidden_tests(report.format(), assignment_id)
+
+
+def test_release_stub_is_not_ready():
+    a = load_assignment(known_assignments()[A16])
+    report = selfcheck(a.release)
+    fails = _fails(report)
+    assert any("NotImplementedError" in t for t in fails["timing"])
+    assert len(fails["answers"]) == 3
+    _no_hidden_tests(report.format(), A16)
+
+
+def test_pipelab_import_is_caught(tmp_path):
+    nb = _source(A16)
+    cell = next(
+        c
+        for c in nb["cells"]
+        if c["metadata"].get("nbgrader", {}).get("solution") and c["cell_type"] == "code"
+    )
+    cell["source"] = "from pipelab.partition import *  # works in JupyterLab, not in the grader\n" + "".join(
+        cell["source"]
+    )
+    fails = _fails(selfcheck(_write(tmp_path, nb)))
+    assert any("pipelab" in t for t in fails["imports"]), fails
+    assert "load" in fails  # and the cell really fails in the sandbox
+
+
+def test_import_inside_a_method_is_caught(tmp_path):
+    code = reference_code(known_assignments()[A16]) + (
+        "\n\ndef _helper():\n    import pipelab.figures\n    return pipelab\n"
+    )
+    fails = _fails(selfcheck(_write(tmp_path, with_code(_source(A16), code))))
+    assert any("'pipelab'" in t for t in fails["imports"]), fails
+
+
+def test_infinite_loop_is_caught(tmp_path):
+    code = reference_code(known_assignments()[A16]) + (
+        "\n\ndef _forever(self, stage_latencies, num_microbatches):\n    while True:\n        pass\n\n\n"
+        "AsymmetricPipelineScheduler.simulate_1f1b_execution = _forever\n"
+    )
+    report = selfcheck(_write(tmp_path, with_code(_source(A16), code)))
+    fails = _fails(report)
+    assert [t for t in fails["timing"] if "simulate_1f1b_execution" in t and "没有返回" in t], fails
+    assert not any("solve_optimal_layer_partition" in t for t in fails["timing"])
+
+
+def test_loop_at_load_time_is_caught(tmp_path):
+    code = reference_code(known_assignments()[A16]) + "\n\nwhile True:\n    pass\n"
+    fails = _fails(selfcheck(_write(tmp_path, with_code(_source(A16), code))))
+    assert "load" in fails, fails
+
+
+def test_renamed_notebook_is_caught(tmp_path):
+    fails = _fails(selfcheck(_write(tmp_path, _source(A16), name="asymmetric_pipeline-Copy1.ipynb")))
+    assert any("asymmetric_pipeline.ipynb" in t for t in fails["naming"]), fails
+
+
+@pytest.mark.parametrize("folder", ["03-load-imbalance", "hw16"])
+def test_wrong_assignment_folder_is_caught(tmp_path, folder):
+    report = selfcheck(_write(tmp_path, _source(A16), folder=folder))
+    fails = _fails(report)
+    assert any(A16 in t for t in fails["naming"]), fails
+    assert report.assignment == A16  # recognised by its cells, so the rest is still checked
+
+
+def test_edited_locked_cell_is_caught(tmp_path):
+    nb = _source(A16)
+    cell = _cell(nb, "simulator")
+    cell["source"] = "".join(cell["source"]).replace(
+        "check_close(total_time, 280.0", "check_close(total_time, total_time"
+    )
+    fails = _fails(selfcheck(_write(tmp_path, nb)))
+    assert any("'simulator'" in t for t in fails["locked cells"]), fails
+
+
+def test_empty_answer_is_caught(tmp_path):
+    nb = _source(A16)
+    _cell(nb, "q2")["source"] = "YOUR ANSWER HERE\n\n  "
+    fails = _fails(selfcheck(_write(tmp_path, nb)))
+    assert len(fails["answers"]) == 1 and "q2" in fails["answers"][0], fails
+
+
+def test_visible_scenarios_come_from_check_cells():
+    """The scenarios are the literal calls of the notebook's check cells, e.g. the seed's case."""
+    scenarios = visible_scenarios(load_assignment(known_assignments()[A16]))
+    sim = scenarios["AsymmetricPipelineScheduler.simulate_1f1b_execution"]
+    assert (([30.0, 10.0, 10.0, 20.0], 8), {}) in sim
+    assert ((32, 2.0, 16.0, 8.0, 4), {}) in scenarios[
+        "AsymmetricPipelineScheduler.solve_optimal_layer_partition"
+    ]
+
+
+def test_cli_exit_codes():
+    a = load_assignment(known_assignments()[A16])
+    ok = subprocess.run(
+        [sys.executable, "-m", "autograder", "selfcheck", str(a.source)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    bad = subprocess.run(
+        [sys.executable, "-m", "autograder", "selfcheck", str(a.release)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ok.returncode == 0 and "可以提交" in ok.stdout, ok.stdout + ok.stderr
+    assert bad.returncode == 1 and "❌" in bad.stdout
