@@ -8,6 +8,10 @@ repository's gradebook nor ``lessons/`` is touched until the result is known.  E
 outputs cleared, execution counts ``null``, JSON with ``indent=1``, ``ensure_ascii=False``, sorted keys
 and a trailing newline — so that the committed release is byte-for-byte reproducible.
 
+Files shared by every lesson (``SHARED``: the glossary) are copied from ``docs/`` into ``lessons/`` on
+every run, so a notebook links to ``../glossary.md`` and the link works in JupyterLab (``make lab`` serves
+``lessons/``) and on the Quarto site; ``--check`` compares them too.
+
 Without ``--check`` the normalised release replaces ``lessons/<assignment>/``.  With ``--check`` nothing
 is written: the command exits 1 and prints a unified-diff summary when ``lessons/`` differs from a fresh
 generation (0 when it is in sync).
@@ -27,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE_DIR = "solutions"
 RELEASE_DIR = "lessons"
 MAX_DIFF_LINES = 60
+#: Files every lesson links to: source in the repository -> path under ``lessons/``.
+SHARED = {"docs/glossary.md": "glossary.md"}
 
 
 def normalise_notebook(text: str) -> str:
@@ -157,6 +163,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("assignments", nargs="+", metavar="ASSIGNMENT")
     args = parser.parse_args(argv)
     status = 0
+    for source, target in SHARED.items():
+        fresh, path = (ROOT / source).read_bytes(), ROOT / RELEASE_DIR / target
+        if args.check:
+            if not path.is_file() or path.read_bytes() != fresh:
+                status = 1
+                print(f"{RELEASE_DIR}/{target} is out of date with {source}; regenerate with `make release`.")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(fresh)
     for assignment in args.assignments:
         fresh = generate(assignment)
         if args.check:

@@ -163,8 +163,8 @@ def memory_over_time(timeline: Timeline, ax=None, *, title=None, unit: str = "Gi
         ys.append(ys[-1])
         ax.step(xs, ys, where="post", label=f"rank {r}")
     ax.set_xlabel("时间")
-    ax.set_ylabel(f"激活内存 ({unit})")
+    ax.set_ylabel(f"激活显存 ({unit})")
     if timeline.num_stages <= 12:
         ax.legend(fontsize=8)
-    ax.set_title(title or "激活内存随时间变化")
+    ax.set_title(title or "激活显存随时间变化")
     return ax

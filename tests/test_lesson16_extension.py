@@ -181,7 +181,7 @@ def test_numbers_1f1b(prose, out):
         out("ext-1f1b-numbers"),
         [
             (
-                f"前向流：T = {fwd.makespan:g}，气泡率 = {fwd.bubble_ratio:.4f}",
+                f"前向流水：T = {fwd.makespan:g}，气泡率 = {fwd.bubble_ratio:.4f}",
                 f"前向视角的 {fwd.bubble_ratio:.4f}",
             ),
             (
@@ -196,7 +196,7 @@ def test_numbers_1f1b(prose, out):
                 f"下界是 {bound:g} ms，由 stage 0 取到（$0+{M}\\times{fb[0]:g}$）",
             ),
             (None, f"只比下界多 {tl.makespan - bound:g} ms"),
-            (f"stage 0 的空闲区间 {gaps}", f"做完 {min(M, P)} 个预热前向（到 {gaps[0][0]:g} ms）"),
+            (f"stage 0 的空闲区间 {gaps}", f"做完前 {min(M, P)} 个前向（{min(M, P - 1)} 个预热，加上稳态的第一个；到 {gaps[0][0]:g} ms）"),
             (None, f"到 {gaps[0][1]:g} ms 才能开始第一个反向"),
             (
                 f"m = 64：1F1B 气泡率 = {big.bubble_ratio:.4f}",
@@ -214,8 +214,8 @@ def test_numbers_buffers(prose, out):
     mirror = [20.0, 10.0, 10.0, 30.0]
     b = [2 * x for x in DUMBBELL]
     cases = [
-        ("前向流 [30, 10, 10, 20]", lambda B: forward_flow(DUMBBELL, M, buffer_size=B)),
-        ("前向流 [20, 10, 10, 30]", lambda B: forward_flow(mirror, M, buffer_size=B)),
+        ("前向流水 [30, 10, 10, 20]", lambda B: forward_flow(DUMBBELL, M, buffer_size=B)),
+        ("前向流水 [20, 10, 10, 30]", lambda B: forward_flow(mirror, M, buffer_size=B)),
         (
             "GPipe [30, 10, 10, 20]（b = 2f）",
             lambda B: run("gpipe", DUMBBELL, b, microbatches=M, buffer_size=B),
@@ -231,8 +231,8 @@ def test_numbers_buffers(prose, out):
             f"{name}：无限缓冲 T = {unbounded.makespan:g}，B = 1 时 T = {one.makespan:g}，"
             f"各阶段阻塞时间 {[round(x, 6) for x in one.blocked_per_stage]}"
         )
-    assert blocked["前向流 [30, 10, 10, 20]"] == [0.0] * P
-    assert blocked["前向流 [20, 10, 10, 30]"] == [0.0, 0.0, 70.0, 0.0]
+    assert blocked["前向流水 [30, 10, 10, 20]"] == [0.0] * P
+    assert blocked["前向流水 [20, 10, 10, 30]"] == [0.0, 0.0, 70.0, 0.0]
     assert blocked["GPipe [30, 10, 10, 20]（b = 2f）"] == [0.0, 140.0, 0.0, 0.0]
 
     grid = list(itertools.product([10.0, 20.0, 30.0], repeat=P))
@@ -261,14 +261,14 @@ def test_numbers_buffers(prose, out):
             (None, f"每 {max(DUMBBELL):g} ms 一个微批次"),
             (None, f"stage 2 每 {mirror[0]:g} ms 收到一个微批次、{mirror[2]:g} ms 就算完"),
             (None, f"stage 3 每 {mirror[3]:g} ms 才腾出一个槽位"),
-            (None, f"一共阻塞了 {blocked['前向流 [20, 10, 10, 30]'][2]:g} ms"),
+            (None, f"一共阻塞了 {blocked['前向流水 [20, 10, 10, 30]'][2]:g} ms"),
             (
                 None,
                 f"反向耗时 {b[0]:g} ms 的 stage 0，stage 1 一共阻塞了 {blocked['GPipe [30, 10, 10, 20]（b = 2f）'][1]:g} ms",
             ),
             (
-                "前向流扫描：324 个情形，B = 1 更快 0 次，更慢 0 次",
-                "324 个前向流情形中 $B=1$ 没有一次更快，也没有一次更慢",
+                "前向流水扫描：324 个情形，B = 1 更快 0 次，更慢 0 次",
+                "324 个前向流水情形中 $B=1$ 没有一次更快，也没有一次更慢",
             ),
             (
                 "交错式 1F1B（v = 2，b = 2f）扫描：81 个情形，B = 1 更快 0 次，更慢 1 次，最多慢 15（t = [30.0, 10.0, 10.0, 30.0]）",
@@ -348,7 +348,7 @@ def test_numbers_memory(prose, out):
             ),
             (f"每个阶段存一个微批次的激活（GiB）：{r2([a / GiB for a in act])}", None),
             (
-                f"模拟的在飞微批次峰值 {in_flight}，min(m, P-p) = {in_flight}",
+                f"模拟的在途微批次峰值 {in_flight}，min(m, P-p) = {in_flight}",
                 "峰值是 $[4,3,2,1]$，正是 $\\min(m,P-p)$",
             ),
             (
@@ -364,7 +364,7 @@ def test_numbers_memory(prose, out):
                 f"$b$ 最大可以取到 {min(b_after)}，$b={min(b_after) + 1}$ 时 stage {first_oom} 最先 OOM",
             ),
             (
-                f"GPipe（在飞 {M} 个）下最大 b = {b_after_gpipe}，b = {MB} 时超出预算的阶段 {gpipe_over}",
+                f"GPipe（在途 {M} 个）下最大 b = {b_after_gpipe}，b = {MB} 时超出预算的阶段 {gpipe_over}",
                 f"$b={MB}$ 就已经超出 stage {gpipe_over[0]} 和 stage {gpipe_over[1]} 的预算",
             ),
             (
