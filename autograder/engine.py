@@ -198,7 +198,8 @@ class Submission:
         except (CallTimeout, WorkerCrashed) as exc:
             self.load_error = exc
             raise
-        if not self.cell_errors:
+        if self.spawns == 1:  # only the first load: it runs before any hidden input was sent (a later
+            # child could read what an earlier one left in /tmp and put it into an error message)
             self.cell_errors = self.ready.get("cell_errors", [])
 
     def _check_deadline(self) -> None:
@@ -333,7 +334,7 @@ def grade_extracted(assignment: Assignment, extracted: Extracted, isolation: str
     if sub.load_error:
         notes.append(f"{LOAD_FAILED}{sub.load_error}")
     if report.get("output_bytes", 0) > 0:
-        notes.append(f"your code printed {report['output_bytes']} bytes (ignored for grading)")
+        notes.append("your code printed output (ignored for grading)")  # no byte count: it is a channel
     return score_items(assignment, outcomes, extracted.answers, confirmed), notes, report
 
 

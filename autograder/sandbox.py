@@ -519,9 +519,11 @@ def _crash_text(report: dict, target: str = "") -> str:
             "SIGKILL": "（被终止，可能内存或时间超限）",
             "SIGSEGV": "（段错误）",
             "SIGXFSZ": "（写文件超过大小上限）",
-        }.get(name, "")
-        return f"{where}进程被信号 {name} 结束{hint}"
-    return f"{where}进程退出了（退出码 {code}；例如 sys.exit/os._exit 或内存不足）"
+        }.get(name)
+        # the student's code picks its exit code and can pick its signal: only the limits' four signals
+        # are named, no number is shown (a number would carry hidden inputs back to the feedback page)
+        return f"{where}进程被信号 {name} 结束{hint}" if hint else f"{where}进程被信号结束"
+    return f"{where}进程退出了（例如 sys.exit/os._exit 或内存不足；退出码不显示）"
 
 
 def _send(sock: socket.socket, obj) -> None:

@@ -6,6 +6,7 @@ sandboxed worker sent back, so nothing a student returns is compared with its ow
 
 from __future__ import annotations
 
+import builtins
 import contextvars
 import functools
 import math
@@ -160,9 +161,34 @@ def encode_arg(value: Any) -> Any:
     raise TypeError(f"hidden tests may only pass JSON-like data, not {type(value).__name__}")
 
 
+#: builtin exception names: the only exception text of a call that a test may show (see :func:`public_error`)
+BUILTIN_EXCEPTIONS = frozenset(
+    name for name, obj in vars(builtins).items() if isinstance(obj, type) and issubclass(obj, BaseException)
+)
+
+
+def public_error(error: dict | None) -> dict | None:
+    """A call's error as tests may use and show it: ``type`` is the first builtin exception in the
+    reported MRO (a student's ``class Leak_<input>(ValueError)`` shows as ``ValueError``), ``mro`` keeps
+    only builtin names (``raised("ValueError")`` still matches subclasses), and the message is dropped.
+    The student's code chose the class name and the message, and anything it chose could carry the hidden
+    inputs it was called with back to the feedback page."""
+    if error is None:
+        return None
+    mro = error.get("mro") if isinstance(error, dict) else None
+    names = [
+        n for n in (mro if isinstance(mro, list) else []) if isinstance(n, str) and n in BUILTIN_EXCEPTIONS
+    ]
+    first = error.get("type") if isinstance(error, dict) else None
+    if isinstance(first, str) and first in BUILTIN_EXCEPTIONS and first not in names:
+        names.insert(0, first)
+    return {"type": names[0] if names else "Exception", "mro": names, "message": ""}
+
+
 @dataclass
 class Result:
-    """What came back from one call into the student's code."""
+    """What came back from one call into the student's code. ``error`` is always :func:`public_error`'s
+    form: a builtin type name, never text the student's code chose."""
 
     target: str
     value: Any = None
@@ -170,6 +196,9 @@ class Result:
     error: dict | None = None  # {"type": name, "mro": [names], "message": str}
     args_after: list = field(default_factory=list)
     kwargs_after: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.error = public_error(self.error)
 
     @property
     def ok(self) -> bool:
@@ -180,13 +209,11 @@ class Result:
         return self.error is not None and exc_name in self.error.get("mro", [])
 
     def describe_failure(self) -> str:
+        """The feedback line for a call that raised: the method and the builtin exception type only."""
         if self.error is None:
             return ""
         short = self.target.rsplit(".", 1)[-1]
-        msg = self.error.get("message", "")
-        if len(msg) > 160:
-            msg = msg[:157] + "..."
-        return f"{short} 抛出了 {self.error.get('type')}: {msg}"
+        return f"{short} 抛出了 {self.error.get('type')}（异常信息不显示 / message not shown）"
 
 
 def type_name(types: Any) -> str:
