@@ -32,3 +32,44 @@ def executed_notebook():
         return cache[path]
 
     return run
+
+
+#: the ordinary formula in the hostile answer (it must still reach MathJax as TeX)
+HOSTILE_REVIEW_FORMULA = "$\\frac{p-1}{m+p-1}$"
+
+
+@pytest.fixture(scope="session")
+def hostile_review_notebook():
+    """``hostile_review_notebook(release, payload)`` → the release notebook (a dict, not modified) with every
+    vector of ``tests/fixtures/hostile_review/vectors.json``: an ordinary answer with a formula then the
+    answer vectors in q1, output vectors on the exercise cell, raw and metadata vectors as cells after it.
+    ``payload(name)`` gives the JavaScript put where a vector says ``{JS}`` (no double quotes).
+    Used by tests/test_hostile_review.py and tests/browser/test_hostile_review.py."""
+    import json
+
+    vectors = json.loads((Path(__file__).parent / "fixtures/hostile_review/vectors.json").read_text("utf-8"))
+
+    def build(release: dict, payload) -> dict:
+        nb = json.loads(json.dumps(release))
+        cells = nb["cells"]
+        by_id = {(c["metadata"].get("nbgrader") or {}).get("grade_id"): c for c in cells}
+        answer, code = by_id["q1"], by_id["exercise"]
+        texts, extra = [f"气泡占比 {HOSTILE_REVIEW_FORMULA}，**慢 stage** 决定节拍。"], []
+        for v in vectors["vectors"]:
+            fill = json.loads(json.dumps(v["content"]).replace("{JS}", payload(v["name"])))
+            if v["place"] == "answer":
+                texts.append(fill)
+            elif v["place"] == "output":
+                code.setdefault("outputs", []).append(fill)
+            elif v["place"] == "raw":
+                meta = {"raw_mimetype": v["raw_mimetype"]} if v.get("raw_mimetype") else {}
+                extra.append({"cell_type": "raw", "id": f"raw-{v['name']}", "metadata": meta, "source": fill})
+            else:
+                cell = {"cell_type": "markdown", "id": f"md-{v['name']}", "metadata": fill, "source": "m"}
+                extra.append(cell)
+        answer["source"] = "\n\n".join(texts)
+        at = cells.index(code) + 1
+        cells[at:at] = extra
+        return nb
+
+    return build

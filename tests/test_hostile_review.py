@@ -49,39 +49,6 @@ def payload(name: str) -> str:
     return f"alert('pwned-{name}')"
 
 
-def hostile_notebook(release: dict) -> dict:
-    """The release notebook with every vector placed (answers appended to q1; outputs on the exercise
-    cell; raw and metadata vectors as extra cells after it)."""
-    nb = json.loads(json.dumps(release))
-    cells = nb["cells"]
-    by_id = {(c["metadata"].get("nbgrader") or {}).get("grade_id"): c for c in cells}
-    answer, code = by_id["q1"], by_id["exercise"]
-    texts = ["气泡占比 $\\frac{p-1}{m+p-1}$，**慢 stage** 决定节拍。"]
-    extra = []
-    for v in VECTORS:
-        fill = json.loads(json.dumps(v["content"]).replace("{JS}", payload(v["name"])))
-        if v["place"] == "answer":
-            texts.append(fill)
-        elif v["place"] == "output":
-            code.setdefault("outputs", []).append(fill)
-        elif v["place"] == "raw":
-            meta = {"raw_mimetype": v["raw_mimetype"]} if v.get("raw_mimetype") else {}
-            extra.append({"cell_type": "raw", "id": f"raw-{v['name']}", "metadata": meta, "source": fill})
-        else:
-            extra.append(
-                {
-                    "cell_type": "markdown",
-                    "id": f"md-{v['name']}",
-                    "metadata": fill,
-                    "source": "metadata vector",
-                }
-            )
-    answer["source"] = "\n\n".join(texts)
-    at = cells.index(code) + 1
-    cells[at:at] = extra
-    return nb
-
-
 class Page(HTMLParser):
     """Collects what could be active: tags, attributes, script/style text, text nodes."""
 
@@ -138,14 +105,14 @@ def render_formgrade(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def reviewed(tmp_path_factory):
+def reviewed(tmp_path_factory, hostile_review_notebook):
     """(OUT, rendered page of the hostile submission, rendered page of the untouched release notebook)."""
     tmp = tmp_path_factory.mktemp("hostile-review")
     assignment = load_assignment(AUTOGRADER_DIR / ASSIGNMENT)
     release = json.loads((REPO / "lessons" / ASSIGNMENT / f"{assignment.notebook}.ipynb").read_text("utf-8"))
     out = gradebook.prepare_course_dir(tmp / "out", ROOT)
     pages = {}
-    for student, nb in (("mallory", hostile_notebook(release)), ("baseline", release)):
+    for student, nb in (("mallory", hostile_review_notebook(release, payload)), ("baseline", release)):
         path = tmp / "submitted" / student / ASSIGNMENT / f"{assignment.notebook}.ipynb"
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")

@@ -28,10 +28,7 @@ pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT, NOTEBOOK = "16-asymmetric-pipeline", "asymmetric_pipeline"
-VECTORS = json.loads((REPO / "tests/fixtures/hostile_review/vectors.json").read_text(encoding="utf-8"))[
-    "vectors"
-]
-FORMULA = "$\\frac{p-1}{m+p-1}$"
+FORMULA = "$\\frac{p-1}{m+p-1}$"  # in the hostile answer (tests/conftest.py)
 #: what every vector runs: write a file through the contents API, open a terminal, record its name
 PAYLOAD = (
     "(function(v,m,x,h){m=document.cookie.match(/_xsrf=([^;]+)/);x=m?decodeURIComponent(m[1]):'';"
@@ -44,35 +41,8 @@ PAYLOAD = (
 ACTIVE_SELECTOR = "script, iframe, frame, object, embed, svg, style, link, meta, base, form"
 
 
-def hostile_notebook(release: dict) -> dict:
-    """The release notebook with every vector: answers in q1 (after an ordinary answer with a formula),
-    outputs on the exercise cell, raw and metadata vectors as cells after it."""
-    nb = json.loads(json.dumps(release))
-    cells = nb["cells"]
-    by_id = {(c["metadata"].get("nbgrader") or {}).get("grade_id"): c for c in cells}
-    answer, code = by_id["q1"], by_id["exercise"]
-    texts, extra = [f"气泡占比 {FORMULA}，**慢 stage** 决定节拍。"], []
-    for v in VECTORS:
-        fill = json.loads(json.dumps(v["content"]).replace("{JS}", PAYLOAD.replace("NAME", v["name"])))
-        if v["place"] == "answer":
-            texts.append(fill)
-        elif v["place"] == "output":
-            code.setdefault("outputs", []).append(fill)
-        elif v["place"] == "raw":
-            meta = {"raw_mimetype": v["raw_mimetype"]} if v.get("raw_mimetype") else {}
-            extra.append({"cell_type": "raw", "id": f"raw-{v['name']}", "metadata": meta, "source": fill})
-        else:
-            extra.append(
-                {"cell_type": "markdown", "id": f"md-{v['name']}", "metadata": fill, "source": "meta"}
-            )
-    answer["source"] = "\n\n".join(texts)
-    at = cells.index(code) + 1
-    cells[at:at] = extra
-    return nb
-
-
 @pytest.fixture()
-def hostile_class(tmp_path):
+def hostile_class(tmp_path, hostile_review_notebook):
     """OUT with the hostile student graded, and formgrader running on it (stopped after the test)."""
     from autograder import formgrader
     from autograder.batch import grade_class
@@ -80,7 +50,12 @@ def hostile_class(tmp_path):
     release = json.loads((REPO / "lessons" / ASSIGNMENT / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8"))
     path = tmp_path / "submitted" / "mallory" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(hostile_notebook(release), ensure_ascii=False), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            hostile_review_notebook(release, lambda name: PAYLOAD.replace("NAME", name)), ensure_ascii=False
+        ),
+        encoding="utf-8",
+    )
     out = tmp_path / "out"
     grade_class(tmp_path / "submitted", out, quiet=True)
     server = formgrader.start(out, app="server", log_path=tmp_path / "formgrader.log")
