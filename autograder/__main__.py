@@ -9,36 +9,50 @@ from pathlib import Path
 
 
 def _table(results, out: Path) -> str:
-    """The class table: one row per student and assignment, provisional marks flagged. Student text
-    (ids, statuses) goes through :func:`autograder.safe_text.terminal_text`."""
+    """The class tables: one per assignment, each with its own items (the rubric's, in its order, with
+    their points), one row per student; provisional marks flagged. Student text (ids, statuses) goes
+    through :func:`autograder.safe_text.terminal_text`."""
     from .safe_text import terminal_text
 
-    columns = list(dict.fromkeys(it.id for r in results for it in r.items))
-    head = ["student", "assignment", *(terminal_text(c, 32) for c in columns), "total", "pass", "status"]
-    rows = []
+    by_assignment: dict[str, list] = {}
     for r in results:
-        scores = {it.id: it for it in r.items}
-        cells = [terminal_text(r.student_id, 64), terminal_text(r.assignment_id, 64)]
-        for c in columns:
-            it = scores.get(c)
-            if it is None:
-                cells.append("")
-            elif it.kind == "written" and it.confirmed is None:
-                cells.append(f"{it.score:g}?")
-            elif it.extra_credit:
-                cells.append(f"+{it.score:g}")
-            else:
-                cells.append(f"{it.score:g}")
-        cells.append(f"{r.total:g}/{r.max_total:g}" + ("?" if r.provisional else ""))
-        cells.append("PASS" if r.passed else "fail")
-        cells.append(terminal_text(r.status, 48))
-        rows.append(cells)
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
-    lines = ["  ".join(str(x).ljust(w) for x, w in zip(head, widths, strict=False))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False)) for row in rows]
+        by_assignment.setdefault(r.assignment_id, []).append(r)
+    lines: list[str] = []
+    for assignment_id in sorted(by_assignment):
+        group = sorted(by_assignment[assignment_id], key=lambda r: r.student_id)
+        points = {}
+        for r in group:
+            for it in r.items:
+                points.setdefault(it.id, it.points)
+        head = ["student", *(terminal_text(f"{c}/{p:g}", 32) for c, p in points.items()), "total", "pass", "status"]
+        rows = []
+        for r in group:
+            scores = {it.id: it for it in r.items}
+            cells = [terminal_text(r.student_id, 64)]
+            for c in points:
+                it = scores.get(c)
+                if it is None:
+                    cells.append("")
+                elif it.kind == "written" and it.confirmed is None:
+                    cells.append(f"{it.score:g}?")
+                elif it.extra_credit:
+                    cells.append(f"+{it.score:g}")
+                else:
+                    cells.append(f"{it.score:g}")
+            cells.append(f"{r.total:g}/{r.max_total:g}" + ("?" if r.provisional else ""))
+            cells.append("PASS" if r.passed else "fail")
+            cells.append(terminal_text(r.status, 48))
+            rows.append(cells)
+        widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
+        n_pass = sum(r.passed for r in group)
+        pass_line = max((r.pass_line for r in group), default=0)
+        lines.append(f"== {terminal_text(assignment_id, 64)}: {len(group)} submissions, {n_pass} pass "
+                     f"(pass line {pass_line:g}) ==")
+        lines.append("  ".join(str(x).ljust(w) for x, w in zip(head, widths, strict=False)).rstrip())
+        lines.append("  ".join("-" * w for w in widths))
+        lines += ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False)).rstrip() for row in rows]
+        lines.append("")
     n_pass = sum(r.passed for r in results)
-    lines.append("")
     lines.append(f"{len(results)} submissions, {n_pass} pass. '?' = provisional: a written answer's suggested "
                  "score (static review) awaits confirmation in formgrader.")
     if any(it.extra_credit for r in results for it in r.items):

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 from autograder.batch import known_assignments
 
 GOLDEN = Path(__file__).parent / "golden" / "demo" / "grades.csv"
@@ -29,6 +31,19 @@ def test_demo_grades_the_sample_class_in_under_a_minute(tmp_path):
     assert "unreadable" in table
     for assignment_id in known_assignments():
         assert assignment_id in table
+    # one table per assignment, each with its own items: no column of lesson 16 in lesson 03's table
+    sections = {}
+    for block in table.split("== ")[1:]:
+        sections[block.split(":", 1)[0]] = block
+    assert set(sections) == set(known_assignments())
+    for assignment_id, directory in known_assignments().items():
+        header = sections[assignment_id].splitlines()[1].split()
+        rubric = yaml.safe_load((directory / "rubric.yaml").read_text(encoding="utf-8"))
+        items = [f"{it['id']}/{float(it['points']):g}" for it in rubric["items"]]
+        assert header == ["student", *items, "total", "pass", "status"], header
+        rows = sections[assignment_id].split("\n\n")[0].splitlines()[3:]
+        students = [line.split()[0] for line in rows]
+        assert students and all(s.startswith(assignment_id[:2] + "-") for s in students), students
     assert (tmp_path / "grading" / "grades.csv").is_file()
     assert (tmp_path / "grading" / "gradebook.db").is_file()
     # golden file (otter-grader's habit): the sample class's grades are a generated artefact;
