@@ -497,8 +497,9 @@ def run(root: Path) -> int:
 def results_text(data: dict) -> str:
     """results.json as UTF-8 text. A submission's strings (quoted answers) may hold lone surrogates
     (valid in JSON escapes, not encodable): they become U+FFFD rather than stopping the write."""
-    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    from .safe_text import encodable
+
+    return encodable(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
 
 # ---------------------------------------------------------------------------------------------------
