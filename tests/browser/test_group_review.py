@@ -2,7 +2,7 @@
 
 A small class of lesson 16 (``tests/written_class.py``: three students with the reference Q1 answer in
 different spacing, two with its first paragraph, one hostile answer, one empty) is recorded into a
-temporary OUT and ``autograder.formgrader.start`` serves it (JupyterLab + formgrader + the answer-group
+temporary OUT, with one more student whose answers hold every answer vector of issue 10's catalogue and ``autograder.formgrader.start`` serves it (JupyterLab + formgrader + the answer-group
 extension, exactly what ``python -m autograder formgrader`` runs). The test opens the answer groups from
 their index, checks that the hostile answer is shown as text and runs nothing, confirms the group of three
 with a score different from its suggestion, follows a member's link into formgrader and finds the score
@@ -24,6 +24,7 @@ from playwright.sync_api import expect
 from autograder import formgrader
 from autograder.demo import first_sentence_answers, reference_answers
 from autograder.engine import SOLUTIONS_DIR
+from tests.browser.test_hostile_review import ACTIVE_SELECTOR, PAYLOAD, VECTORS
 from tests.written_class import ASSIGNMENT, record_written_class
 
 pytestmark = pytest.mark.browser
@@ -31,6 +32,13 @@ pytestmark = pytest.mark.browser
 HOSTILE = (
     '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
     '<a href="javascript:window.pwned=3">点我</a> 阻塞发送造成背压'
+)
+#: the answer vectors of issue 10's catalogue, each with a payload that writes a file, opens a terminal
+#: and records its name (tests/browser/test_hostile_review.py)
+CATALOGUE = "\n\n".join(
+    json.loads(json.dumps(v["content"]).replace("{JS}", PAYLOAD.replace("NAME", v["name"])))
+    for v in VECTORS
+    if v["place"] == "answer"
 )
 
 
@@ -50,6 +58,7 @@ def group_class(tmp_path_factory, chromium_path):
         "g-05": part,
         "g-06": {"q1": HOSTILE},
         "g-07": {},
+        "g-08": {"q1": CATALOGUE, "q2": CATALOGUE},
     }
     out = tmp / "out"
     results = record_written_class(out, answers, tmp / "submitted")
@@ -65,8 +74,14 @@ def test_instructor_confirms_an_answer_group(group_class, page, artifacts, steps
     out, server, results = group_class
     suggestion = results["g-01"].item("q1").suggestion
     score = 1.5 if suggestion != 1.5 else 1.0  # differs from the suggestion: the page must have set it
-    dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    attempts: list[str] = []
+
+    def watch(request):
+        if "pwned" in request.url or (request.method != "GET" and "/api/" in request.url):
+            attempts.append(f"{request.method} {request.url}")
+
+    page.on("request", watch)
+    page.on("dialog", lambda d: (attempts.append(f"dialog {d.message}"), d.dismiss()))
     steps("class recorded, formgrader + answer groups ready")
 
     response = page.goto(f"{server.base}/autograder/groups?token={server.token}")
@@ -74,7 +89,7 @@ def test_instructor_confirms_an_answer_group(group_class, page, artifacts, steps
     csp = response.headers["content-security-policy"]
     assert "default-src 'none'" in csp and "script-src" not in csp
     row = page.locator("#items tr", has=page.get_by_role("link", name="q1")).filter(has_text=ASSIGNMENT)
-    expect(row).to_contain_text("7")  # answers
+    expect(row).to_contain_text("8")  # answers
     page.screenshot(path=str(artifacts / "groups-index.png"))
     row.get_by_role("link", name="q1").click()
     page.wait_for_url(re.compile(rf"/autograder/groups/{ASSIGNMENT}/q1"))
@@ -83,8 +98,15 @@ def test_instructor_confirms_an_answer_group(group_class, page, artifacts, steps
     # the hostile answer is an outlier, shown as text; nothing of it runs or becomes an element
     outlier = page.locator("section.group", has_text="window.pwned = 1")
     expect(outlier.locator(".answer.representative")).to_contain_text("<script>window.pwned = 1</script>")
-    assert page.locator("section.group img, section.group script, .answer a").count() == 0
-    assert page.evaluate("() => window.pwned === undefined") and not dialogs
+    expect(page.locator("section.group", has_text="click-me").first).to_be_visible()  # the catalogue
+    page.wait_for_timeout(1_500)  # onerror/onload handlers and refreshes would have run by now
+    # where submission text is shown (answers, evidence, member lists) no element came from it
+    shown = "section.group :is(.answer, .evidence, .members)"
+    assert page.locator(f"{shown} :is({ACTIVE_SELECTOR}, img, a[href^='javascript'])").count() == 0
+    assert page.locator("script, iframe, object, embed, meta[http-equiv], base").count() == 0
+    assert page.locator("form").count() == page.locator("section.group").count()  # only the confirm forms
+    assert page.evaluate("() => window.pwned === undefined && window.__pwned === undefined")
+    assert attempts == [] and not list(out.rglob("*pwned*"))
 
     group = page.locator('section.group[data-size="3"]')
     expect(group.locator(".suggestion")).to_have_text(f"{suggestion:g}")
