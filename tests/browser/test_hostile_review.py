@@ -29,6 +29,10 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT, NOTEBOOK = "16-asymmetric-pipeline", "asymmetric_pipeline"
 FORMULA = "$\\frac{p-1}{m+p-1}$"  # in the hostile answer (tests/conftest.py)
+#: the vector catalogue (also used by tests/browser/test_group_review.py)
+VECTORS = json.loads((REPO / "tests/fixtures/hostile_review/vectors.json").read_text(encoding="utf-8"))[
+    "vectors"
+]
 #: what every vector runs: write a file through the contents API, open a terminal, record its name
 PAYLOAD = (
     "(function(v,m,x,h){m=document.cookie.match(/_xsrf=([^;]+)/);x=m?decodeURIComponent(m[1]):'';"
