@@ -71,7 +71,8 @@ def cmd_grade(args) -> int:
     except ShardError as exc:
         raise SystemExit(f"error: {exc}") from None
     results = grade_class(Path(args.submissions), Path(args.out), isolation=args.isolation, jobs=args.jobs,
-                          only=args.assignment, force=args.force, quiet=args.quiet, shard=shard)
+                          only=args.assignment, force=args.force, quiet=args.quiet, shard=shard,
+                          course=Path(args.course) if args.course else None)
     if not args.quiet:
         print(_table(results, Path(args.out).resolve()))
         if shard is not None:
@@ -148,7 +149,13 @@ def cmd_collect(args) -> int:
     from .collect import collect
     from .safe_text import terminal_text
 
-    report = collect([Path(p) for p in args.zips], Path(args.dest), assignment=args.assignment)
+    if not args.zips and not args.times:
+        raise SystemExit("error: give LMS zip files, --times CSV, or both")
+    report = collect([Path(p) for p in args.zips], Path(args.dest), assignment=args.assignment) if args.zips else []
+    if args.times:
+        from .collect import apply_times
+
+        report += apply_times(Path(args.times), Path(args.dest), args.assignment, args.timezone)
     for line in report:
         print(terminal_text(line))
     return 0
@@ -191,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--quiet", action="store_true")
     g.add_argument("--shard", metavar="K/N", help="grade only shard K of N (students split by a stable hash "
                    "of their id); merge the N outputs with `merge`")
+    g.add_argument("--course", help="course file with due dates and late policies (course.yaml; kept as "
+                   "OUT/course.yaml for later runs)")
     g.set_defaults(func=cmd_grade)
 
     m = sub.add_parser("merge", help="merge the outputs of sharded runs (grade --shard K/N) into one OUT")
@@ -224,7 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     gr.set_defaults(func=cmd_groups)
 
     c = sub.add_parser("collect", help="unpack LMS zip downloads into the submitted layout")
-    c.add_argument("zips", nargs="+")
+    c.add_argument("zips", nargs="*")
+    c.add_argument("--times", help="CSV of submission times (student_id,submitted_at[,assignment_id]) for "
+                   "downloads without them; overrides the zip's times")
+    c.add_argument("--timezone", default="UTC", help="zone of --times values written without an offset")
     c.add_argument("--dest", required=True)
     c.add_argument("--assignment", required=True)
     c.set_defaults(func=cmd_collect)

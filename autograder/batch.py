@@ -140,8 +140,11 @@ class Phases:
 
 def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: int | None = None,
                 only: list[str] | None = None, force: bool = False, quiet: bool = False,
-                shard: Shard | None = None, phases: Phases | None = None) -> list[SubmissionResult]:
-    """Grade every submission (or, with ``shard``, the students of that shard: see ``autograder.shards``)."""
+                shard: Shard | None = None, phases: Phases | None = None,
+                course: Path | None = None) -> list[SubmissionResult]:
+    """Grade every submission (or, with ``shard``, the students of that shard: see ``autograder.shards``).
+    ``course``: a course file with due dates and late policies (``autograder.course``); it is kept as
+    ``OUT/course.yaml``, which later runs use when none is given."""
     from .export import write_grades_csv
     from .sandbox import resolve_isolation
 
@@ -157,6 +160,7 @@ def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: 
     if shard is not None:
         work = [job for job in work if shard.holds(job.student_id)]
     gradebook.prepare_course_dir(out, ROOT)
+    policies = _late_policies(out, course)
     assignments: dict[str, Assignment] = {}
     for job in work:
         if job.path is not None and job.assignment_id not in assignments:
@@ -177,6 +181,8 @@ def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: 
             todo.append(job)
         else:
             ready.append((job, res))
+    for job, res in ready:
+        apply_late_policy(res, job, policies)
     phases.add("setup (discover, rubrics, cache check)", time.perf_counter() - started)
     for start in range(0, len(ready), COMMIT_BATCH):
         batch = ready[start : start + COMMIT_BATCH]
@@ -196,7 +202,7 @@ def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: 
                 timeout = max(0.0, last_commit + COMMIT_INTERVAL_S - time.monotonic()) if finished else None
                 done, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
                 phases.add("main thread waiting for graders", time.perf_counter() - waited)
-                finished += [(futures[f], f.result()) for f in done]
+                finished += [(futures[f], apply_late_policy(f.result(), futures[f], policies)) for f in done]
                 due = time.monotonic() >= last_commit + COMMIT_INTERVAL_S or len(finished) >= COMMIT_BATCH
                 if finished and (due or not pending):
                     # group commit: what finished since the last commit goes into one gradebook transaction
@@ -218,6 +224,33 @@ def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: 
         remove_manifest(out)  # a whole-class run: OUT is no longer one shard of a set
     phases.add("total (wall)", time.perf_counter() - started)
     return ordered
+
+
+def _late_policies(out: Path, course: Path | None) -> dict:
+    """The late policies for this run: ``course`` (copied to ``OUT/course.yaml``), else the copy kept there."""
+    from .course import CourseError, load_course
+    from .results import atomic_write_text
+
+    kept = out / "course.yaml"
+    source = Path(course) if course is not None else (kept if kept.is_file() else None)
+    if source is None:
+        return {}
+    try:
+        policies = load_course(source)
+    except CourseError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    if course is not None and source.resolve() != kept.resolve():
+        atomic_write_text(kept, source.read_text(encoding="utf-8"))
+    return policies
+
+
+def apply_late_policy(res: SubmissionResult, job: Job, policies: dict) -> SubmissionResult:
+    """Set the submission time and late penalty of ``res`` from its folder's ``timestamp.txt``."""
+    from .course import apply_to_result, lms_late_marker, read_submission_time
+
+    folder = job.path.parent if job.path is not None else None
+    when = read_submission_time(folder) if folder is not None else None
+    return apply_to_result(res, policies, when, folder is not None and lms_late_marker(folder))
 
 
 def _grade_one(assignment: Assignment, job: Job, mode: str, isolation_text: str,

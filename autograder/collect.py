@@ -21,6 +21,11 @@ command line. A notebook already in DEST counts with its file modification time 
 the entry's time), so collecting a newer download later replaces older files and an older one never
 replaces newer.
 
+Submission time: beside each notebook, ``timestamp.txt`` (nbgrader's format, UTC) from the chosen
+entry's time, and ``lms_late_marker.txt`` when Canvas's file name carried ``LATE_``; ``apply_times``
+(``collect --times CSV``) overrides the time from an instructor's CSV. ``grade`` reads both
+(``autograder.course``).
+
 Safety: nothing is extracted by its own path. Each entry is read through a size-capped stream and
 written, atomically, only to the path computed above. Absolute paths, ``..``, drive letters, symlinks,
 nested zips, encrypted entries, too many entries, oversized files, suspicious compression ratios and a
@@ -36,7 +41,10 @@ import tempfile
 import time
 import zipfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
+
+from .course import LATE_MARKER_FILE, TIMESTAMP_FILE, write_submission_time
 
 MAX_ENTRIES = 20_000  # per zip
 MAX_FILE_BYTES = 20 * 1024 * 1024  # one notebook (the grader refuses larger ones anyway)
@@ -46,7 +54,7 @@ RATIO_MIN_BYTES = 1024 * 1024
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$")
 CANVAS = re.compile(
-    r"^(?P<student>[A-Za-z0-9][A-Za-z0-9.@+-]*)_(?:LATE_|late_)?(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$"
+    r"^(?P<student>[A-Za-z0-9][A-Za-z0-9.@+-]*)_(?P<late>LATE_|late_)?(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$"
 )
 
 
@@ -60,6 +68,7 @@ class Candidate:
     timestamp: float
     data: bytes
     origin: str  # "zipname:entry" for the log
+    lms_late: bool = False  # Canvas's LATE_ marker in the file name
 
 
 def _notebook_name(assignment: str) -> str:
@@ -89,16 +98,17 @@ def _safe_parts(name: str) -> list[str]:
     return parts
 
 
-def _student_of(parts: list[str], assignment: str, common_top: str | None) -> str:
+def _student_of(parts: list[str], assignment: str, common_top: str | None) -> tuple[str, bool]:
+    """(student id, whether Canvas marked the file LATE_)."""
     if common_top is not None and len(parts) > 1 and parts[0] == common_top:
         parts = parts[1:]
     if len(parts) == 1:
         m = CANVAS.match(parts[0])
         if not m:
             raise Refused("file name does not follow <login>_<user id>_<submission id>_<name> (Canvas)")
-        return m.group("student")
+        return m.group("student"), bool(m.group("late"))
     if len(parts) == 2 or (len(parts) == 3 and parts[1] == assignment):
-        return parts[0]
+        return parts[0], False
     raise Refused("expected <student_id>/<file>.ipynb or <student_id>/<assignment>/<file>.ipynb")
 
 
@@ -207,7 +217,7 @@ def _candidates(zip_path: Path, assignment: str, log: list[str]) -> list[Candida
                 if parts is None:
                     skipped_other += 1
                     continue
-                student = _student_of(parts, assignment, common_top)
+                student, lms_late = _student_of(parts, assignment, common_top)
                 if not SAFE_ID.match(student):
                     raise Refused(f"unsafe student id {student!r}")
                 data = _read_capped(zf, info, budget)
@@ -215,7 +225,7 @@ def _candidates(zip_path: Path, assignment: str, log: list[str]) -> list[Candida
                     stamp = time.mktime((*info.date_time, 0, 0, -1))
                 except (OverflowError, ValueError):
                     stamp = 0.0
-                out.append(Candidate(student, stamp, data, where))
+                out.append(Candidate(student, stamp, data, where, lms_late))
             except Refused as exc:
                 log.append(f"SKIP  {where}: {exc}")
             except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError) as exc:
@@ -290,11 +300,70 @@ def collect(zips: list[Path], dest: Path, assignment: str) -> list[str]:
                 continue
             if target.read_bytes() == cand.data:
                 log.append(f"SAME  {student}: {target} already holds {cand.origin}")
+                if not (target.parent / TIMESTAMP_FILE).is_file():
+                    _record_time(target.parent, cand)
                 continue
         _write_atomic(target, cand.data, int(cand.timestamp))
+        _record_time(target.parent, cand)
         written += 1
-        log.append(f"OK    {student}: {cand.origin} ({_fmt(cand.timestamp)}) -> {target}")
+        late = " [Canvas: LATE]" if cand.lms_late else ""
+        log.append(f"OK    {student}: {cand.origin} ({_fmt(cand.timestamp)}){late} -> {target}")
     log.append(f"collected {written} notebook(s) for {len(best)} student(s) into {dest}")
+    return log
+
+
+def _record_time(folder: Path, cand: Candidate) -> None:
+    """The submission time (nbgrader's ``timestamp.txt``, from the zip entry's time) and Canvas's late
+    marker next to the notebook, where ``grade`` reads them (``autograder.course``)."""
+    marker = folder / LATE_MARKER_FILE
+    if cand.timestamp >= 1:
+        write_submission_time(folder, datetime.fromtimestamp(int(cand.timestamp), UTC))
+    if cand.lms_late:
+        marker.write_text("Canvas LATE_\n", encoding="utf-8")
+    elif marker.exists():
+        marker.unlink()
+
+
+def apply_times(times_csv: Path, dest: Path, assignment: str, zone: str = "UTC") -> list[str]:
+    """An instructor's CSV of submission times (``student_id,submitted_at`` and optionally
+    ``assignment_id``; ISO 8601, times without an offset in ``zone``) written as each submission's
+    ``timestamp.txt`` in ``dest``, replacing the zip's time. Rows for students with no submission in
+    ``dest`` and submissions left without a time are logged, never dropped silently."""
+    import csv
+    from zoneinfo import ZoneInfo
+
+    from .course import CourseError, parse_time
+
+    tz = ZoneInfo(zone)
+    log: list[str] = []
+    seen: set[str] = set()
+    with open(times_csv, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        if not reader.fieldnames or not {"student_id", "submitted_at"} <= set(reader.fieldnames):
+            raise SystemExit(f"error: {times_csv} needs the columns student_id,submitted_at (and optionally "
+                             "assignment_id)")
+        for line, row in enumerate(reader, start=2):
+            if row.get("assignment_id") and row["assignment_id"].strip() != assignment:
+                continue
+            student = (row.get("student_id") or "").strip()
+            folder = dest / student / assignment
+            if not SAFE_ID.match(student) or not folder.is_dir():
+                log.append(f"UNKNOWN {times_csv.name}:{line}: student {student!r} has no submission of "
+                           f"{assignment} in {dest}")
+                continue
+            try:
+                when = parse_time(row.get("submitted_at") or "", tz, f"{times_csv.name}:{line}")
+            except CourseError as exc:
+                log.append(f"BAD   {exc}")
+                continue
+            write_submission_time(folder, when)
+            seen.add(student)
+            log.append(f"TIME  {student}: {when.astimezone(UTC).isoformat()} (from {times_csv.name})")
+    if Path(dest).is_dir():
+        for folder in sorted(Path(dest).glob(f"*/{assignment}")):
+            if folder.parent.name not in seen and not (folder / TIMESTAMP_FILE).is_file():
+                log.append(f"NOTIME {folder.parent.name}: no submission time (no zip time, not in "
+                           f"{times_csv.name}); no late policy can be applied")
     return log
 
 

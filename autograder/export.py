@@ -20,6 +20,9 @@ from .safe_text import csv_cell
 FIXED_HEAD = ["student_id", "assignment_id"]
 # code_total: regular code items; extra_credit: extra-credit items; total = every item's score (extra credit
 # included, so it can exceed max_total); max_total: regular items' points; passed: total >= pass line.
+# with a late policy (course.yaml), after total (the raw total): the submission time (UTC), started days
+# late, the penalty in points and final_total = total - late_penalty (passed is judged on final_total)
+LATE_COLUMNS = ["submitted_at", "late_days", "late_penalty", "final_total"]
 FIXED_TAIL = ["code_total", "extra_credit", "total", "max_total", "passed", "provisional", "status"]
 
 
@@ -43,9 +46,11 @@ def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -
         for it in r.items:
             if it.id not in item_cols:
                 item_cols.append(it.id)
+    late = any(r.late_note for r in results)  # a course file gave some assignment a late policy
+    tail = FIXED_TAIL[:3] + LATE_COLUMNS + FIXED_TAIL[3:] if late else FIXED_TAIL
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([csv_cell(c) for c in FIXED_HEAD + item_cols + FIXED_TAIL])
+    w.writerow([csv_cell(c) for c in FIXED_HEAD + item_cols + tail])
     for r in results:
         scores = {it.id: it.score for it in r.items}
         w.writerow(
@@ -55,6 +60,9 @@ def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -
                 _num(r.code_total),
                 _num(r.extra_credit),
                 _num(r.total),
+            ]
+            + ([csv_cell(r.submitted_at), str(r.late_days), _num(r.late_penalty), _num(r.final_total)] if late else [])
+            + [
                 _num(r.max_total),
                 _bool(r.passed),
                 _bool(r.provisional),
@@ -88,6 +96,10 @@ def export(out_dir: Path | str) -> Path:
     results = [r for _, r in pairs]
     if (out / gradebook.DB_NAME).exists():
         changed = {id(r) for r in refresh_confirmed(out, results)}
+        if changed:
+            from .course import reapply
+
+            reapply(out, [r for r in results if id(r) in changed])
         for path, r in pairs:
             if id(r) in changed:
                 r.save(path)

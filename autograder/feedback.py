@@ -35,12 +35,14 @@ def render(result: SubmissionResult) -> str:
         f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">",
         f"<title>{escape(r.assignment_id)} — {escape(r.student_id)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{escape(r.assignment_id)} · {escape(r.student_id)}</h1>",
-        f"<p><b>{_n(r.total)} / {_n(r.max_total)}</b>（及格线 {_n(r.pass_line)}）— {verdict}",
+        f"<p><b>{_n(r.final_total)} / {_n(r.max_total)}</b>（及格线 {_n(r.pass_line)}）— {verdict}",
         (f"<br><span class='note'>含附加分 / includes extra credit {_n(r.extra_credit)} / "
          f"{_n(r.max_extra_credit)}：附加分计入总分与及格判断，满分不变 / extra credit counts towards the "
          "total and the pass line; the maximum stays the same</span>") if r.max_extra_credit else "",
         " · <i>暂定 / provisional：问答题仍待教师确认</i>" if r.provisional else "",
         "</p>",
+        (f"<p>迟交规则 / late policy: {escape(r.late_note)}<br>原始总分 / raw total {_n(r.total)} − "
+         f"扣分 / penalty {_n(r.late_penalty)} = <b>最终 / final {_n(r.final_total)}</b></p>") if r.late_note else "",
         f"<p class='note'>状态 / status: {escape(r.status)}<br>隔离方式 / isolation: {escape(r.isolation)}</p>",
     ]
     if r.messages:

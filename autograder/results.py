@@ -66,6 +66,11 @@ class SubmissionResult:
     duration_s: float = 0.0
     pass_line: float = 0.0
     grader: str = ""  # fingerprint of the rubric, hidden tests and release that produced this result
+    # late policy (course.yaml; autograder.course): empty/0 when the assignment has none
+    submitted_at: str = ""  # ISO 8601, UTC, from the submission's timestamp.txt
+    late_days: int = 0
+    late_penalty: float = 0.0
+    late_note: str = ""  # how the penalty was computed ("" = no late policy for this assignment)
 
     # -- derived values -------------------------------------------------------------------------
     def item(self, item_id: str) -> ItemResult:
@@ -79,7 +84,7 @@ class SubmissionResult:
     #   code_total   = regular code items;   extra_credit = extra-credit items (max: max_extra_credit)
     #   total        = every item's score, extra credit included (so it can exceed max_total)
     #   max_total    = points of the regular items only (the pass line is set against it)
-    #   passed       = total >= pass_line: extra credit counts towards passing
+    #   passed       = final_total >= pass_line: extra credit counts towards passing, a late penalty against
     @property
     def code_total(self) -> float:
         return round(sum(it.score for it in self.items if it.kind == "code" and not it.extra_credit), 4)
@@ -101,8 +106,13 @@ class SubmissionResult:
         return sum(it.points for it in self.items if not it.extra_credit)
 
     @property
+    def final_total(self) -> float:
+        """``total`` minus the late penalty (equal to ``total`` without a late policy)."""
+        return round(self.total - self.late_penalty, 4)
+
+    @property
     def passed(self) -> bool:
-        return self.total >= self.pass_line - 1e-9
+        return self.final_total >= self.pass_line - 1e-9
 
     @property
     def provisional(self) -> bool:

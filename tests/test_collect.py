@@ -46,7 +46,9 @@ def make_zip(path: Path, entries: list[tuple], compression=zipfile.ZIP_DEFLATED)
 
 
 def files_under(top: Path) -> list[str]:
-    return sorted(str(p.relative_to(top)) for p in top.rglob("*") if p.is_file())
+    """The files collect wrote, without the submission time and LMS marker beside each notebook."""
+    skip = {collect_mod.TIMESTAMP_FILE, collect_mod.LATE_MARKER_FILE}
+    return sorted(str(p.relative_to(top)) for p in top.rglob("*") if p.is_file() and p.name not in skip)
 
 
 def test_canvas_layout(tmp_path):

@@ -1,0 +1,217 @@
+"""Due dates and late policy (course.yaml): the rule on time / within grace / late / capped / very late,
+submission times from collect (zip entry time, Canvas's LATE_ marker, an instructor's CSV), and `grade`
+recording them: nbgrader's submission timestamp, grades.csv's raw total, penalty and final total, and a
+feedback page that says how the penalty was computed."""
+
+from __future__ import annotations
+
+import csv
+import json
+import zipfile
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from autograder.batch import grade_class, known_assignments
+from autograder.collect import apply_times, collect
+from autograder.course import (
+    LATE_MARKER_FILE,
+    CourseError,
+    apply_policy,
+    load_course,
+    read_submission_time,
+    write_submission_time,
+)
+from autograder.engine import load_assignment, shutdown_workers
+
+A = "16-asymmetric-pipeline"
+NB = "asymmetric_pipeline.ipynb"
+CST = timezone(timedelta(hours=8))
+COURSE = """\
+timezone: Asia/Shanghai
+assignments:
+  16-asymmetric-pipeline:
+    due: 2026-12-07 23:59
+    grace: 15 minutes
+    per_day: 10%
+    cap: 50%
+    zero_after: 2026-12-14 23:59
+"""
+#: (student, submission time in UTC+8, days late, penalty of a 9/10 submission, final total)
+CASES = [
+    ("ontime", datetime(2026, 12, 7, 23, 50, tzinfo=CST), 0, 0.0, 9.0),
+    ("grace", datetime(2026, 12, 8, 0, 10, tzinfo=CST), 0, 0.0, 9.0),
+    ("late", datetime(2026, 12, 9, 10, 0, tzinfo=CST), 2, 2.0, 7.0),  # 1 d 10 h: 2 started days x 10% x 10
+    ("capped", datetime(2026, 12, 13, 12, 0, tzinfo=CST), 6, 5.0, 4.0),  # 6 x 1 = 6, capped at 50% = 5
+    ("verylate", datetime(2026, 12, 15, 0, 1, tzinfo=CST), 8, 9.0, 0.0),  # after zero_after: final 0
+]
+
+
+@pytest.fixture
+def course(tmp_path) -> Path:
+    path = tmp_path / "course.yaml"
+    path.write_text(COURSE, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("student", "when", "days", "penalty", "final"), CASES)
+def test_rule(course, student, when, days, penalty, final):
+    late = apply_policy(load_course(course)[A], when, 9.0, 10.0)
+    assert (late.days, late.penalty, round(9.0 - late.penalty, 4)) == (days, penalty, final)
+    assert "截止 (due) 2026-12-07 23:59:00" in late.note  # shown in the course's zone
+
+
+def test_rule_notes_say_how():
+    policy = load_course_text(COURSE)[A]
+    assert "按时提交 (on time)" in apply_policy(policy, CASES[0][1], 9, 10).note
+    assert "grace" in apply_policy(policy, CASES[1][1], 9, 10).note
+    note = apply_policy(policy, CASES[2][1], 9, 10).note
+    assert "迟交 (late) 2 天" in note and "10%" in note and "9 − 2 = 7" in note
+    assert "封顶 (cap) 50%" in apply_policy(policy, CASES[3][1], 9, 10).note
+    assert "总分记 0" in apply_policy(policy, CASES[4][1], 9, 10).note
+    assert "no submission time" in apply_policy(policy, None, 9, 10).note
+
+
+def test_penalty_never_exceeds_the_raw_total():
+    late = apply_policy(load_course_text(COURSE)[A], CASES[3][1], 1.5, 10.0)
+    assert late.penalty == 1.5
+
+
+def load_course_text(text: str):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "course.yaml"
+        path.write_text(text, encoding="utf-8")
+        return load_course(path)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "assignments: {x: {grace: 1 day}}",
+        "assignments: {x: {due: tomorrow}}",
+        "assignments: {x: {due: 2026-12-07 23:59, grace: a while}}",
+        "assignments: {x: {due: 2026-12-07 23:59, per_day: ten}}",
+        "assignments: {x: {due: 2026-12-07 23:59, zero_after: 2026-12-01 00:00}}",
+        "assignments: {x: {due: 2026-12-07 23:59, penalty: 1}}",
+        "timezone: Mars/Olympus\nassignments: {}",
+    ],
+)
+def test_bad_course_files_are_refused(bad):
+    with pytest.raises(CourseError):
+        load_course_text(bad)
+
+
+def test_timestamp_roundtrip_in_nbgrader_format(tmp_path):
+    when = datetime(2026, 12, 9, 10, 0, tzinfo=CST)
+    write_submission_time(tmp_path, when)
+    assert (tmp_path / "timestamp.txt").read_text().strip() == "2026-12-09 02:00:00.000000 UTC"
+    assert read_submission_time(tmp_path) == when
+
+
+def test_collect_keeps_zip_time_and_canvas_late_marker_and_times_csv(tmp_path):
+    z = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        for name, stamp in (
+            (f"ontime_1_2_{NB}", (2026, 12, 7, 12, 0, 0)),
+            (f"tardy_LATE_3_4_{NB}", (2026, 12, 9, 12, 0, 0)),
+            (f"nozip_5_6_{NB}", (2026, 12, 7, 12, 0, 0)),
+        ):
+            zf.writestr(zipfile.ZipInfo(name, date_time=stamp), json.dumps({"nbformat": 4, "cells": []}))
+    dest = tmp_path / "submitted"
+    log = collect([z], dest, A)
+    assert any("tardy" in line and "LATE" in line for line in log)
+    assert (dest / "tardy" / A / LATE_MARKER_FILE).is_file()
+    assert not (dest / "ontime" / A / LATE_MARKER_FILE).exists()
+    zip_time = datetime(2026, 12, 9, 12, 0).astimezone(UTC)  # zip times are the machine's local time
+    assert read_submission_time(dest / "tardy" / A) == zip_time
+
+    times = tmp_path / "times.csv"
+    times.write_text(
+        "student_id,assignment_id,submitted_at\n"
+        "ontime,16-asymmetric-pipeline,2026-12-07 23:50\n"
+        "ghost,16-asymmetric-pipeline,2026-12-07 23:50\n"
+        "ontime,03-load-imbalance,2026-12-20 10:00\n"
+        "tardy,16-asymmetric-pipeline,next week\n",
+        encoding="utf-8",
+    )
+    (dest / "nozip" / A / "timestamp.txt").unlink()
+    log = apply_times(times, dest, A, "Asia/Shanghai")
+    assert read_submission_time(dest / "ontime" / A) == datetime(2026, 12, 7, 23, 50, tzinfo=CST)
+    assert any(line.startswith("UNKNOWN") and "ghost" in line for line in log)  # reported, not dropped
+    assert any(line.startswith("BAD") for line in log)
+    assert any(line.startswith("NOTIME nozip") for line in log)
+    assert read_submission_time(dest / "tardy" / A) == zip_time  # a bad row changes nothing
+
+
+def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
+    a = load_assignment(known_assignments()[A])
+    subs = tmp_path / "submitted"
+    for student, when, *_ in CASES:
+        folder = subs / student / A
+        folder.mkdir(parents=True)
+        (folder / NB).write_bytes(a.source.read_bytes())
+        write_submission_time(folder, when)
+    (subs / "notime" / A).mkdir(parents=True)
+    (subs / "notime" / A / NB).write_bytes(a.source.read_bytes())
+    out = tmp_path / "out"
+    try:
+        results = grade_class(subs, out, course=course, quiet=True, jobs=1)
+    finally:
+        shutdown_workers()
+    raw = {r.student_id: r.total for r in results}
+    assert set(raw.values()) == {10.0}, raw  # the reference earns every point before the penalty
+
+    with open(out / "grades.csv", newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        head = reader.fieldnames
+        rows = {row["student_id"]: row for row in reader}
+    i = head.index("total")
+    assert head[i : i + 6] == [
+        "total",
+        "submitted_at",
+        "late_days",
+        "late_penalty",
+        "final_total",
+        "max_total",
+    ]
+    expected = {
+        "ontime": (0, 0, 10, True),
+        "grace": (0, 0, 10, True),
+        "late": (2, 2, 8, True),
+        "capped": (6, 5, 5, False),
+        "verylate": (8, 10, 0, False),
+        "notime": (0, 0, 10, True),
+    }
+    for student, (days, penalty, final, passed) in expected.items():
+        row = rows[student]
+        assert (int(row["late_days"]), float(row["late_penalty"]), float(row["final_total"])) == (
+            days,
+            penalty,
+            final,
+        ), row
+        assert float(row["total"]) == 10 and row["passed"] == ("true" if passed else "false")
+    assert (
+        rows["late"]["submitted_at"] == "2026-12-09T02:00:00+00:00" and rows["notime"]["submitted_at"] == ""
+    )
+
+    page = (out / "feedback" / "late" / f"{A}.html").read_text(encoding="utf-8")
+    assert "迟交 (late) 2 天" in page and "最终 / final 8" in page
+    assert "no submission time" in (out / "feedback" / "notime" / f"{A}.html").read_text(encoding="utf-8")
+
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        stamp = gb.find_submission(A, "late").timestamp
+    assert stamp.replace(tzinfo=UTC) == datetime(2026, 12, 9, 2, 0, tzinfo=UTC)
+    assert (out / "course.yaml").read_text(encoding="utf-8") == COURSE  # kept for later runs and export
+
+
+def test_no_course_file_keeps_grades_csv_as_it_was(tmp_path):
+    from autograder.export import FIXED_HEAD, FIXED_TAIL, write_grades_csv
+    from autograder.results import SubmissionResult
+
+    path = write_grades_csv(tmp_path, [SubmissionResult("s", A, "nb")])
+    assert path.read_text(encoding="utf-8").splitlines()[0] == ",".join(FIXED_HEAD + FIXED_TAIL)
