@@ -97,9 +97,38 @@ def cmd_export(args) -> int:
     from .export import export
 
     path = export(Path(args.out))
+    if args.format != "csv":
+        return _export_lms(args)
     print(path)
     if not args.quiet:  # the cells are csv_cell()-safe for a terminal too
         print(path.read_text(encoding="utf-8"), end="")
+    return 0
+
+
+def _export_lms(args) -> int:
+    """``export --format canvas|moodle``: the LMS import CSV (``autograder.lms_export``), what was not
+    matched reported on stderr; exit 3 when graded students are missing from the roster."""
+    from .export import load_results
+    from .lms_export import RosterError, parse_columns, read_roster, write_canvas, write_moodle
+    from .safe_text import terminal_text
+
+    if not args.roster:
+        raise SystemExit(f"error: --format {args.format} needs --roster FILE (student_id + the LMS ids)")
+    results = [r for _, r in load_results(Path(args.out))]
+    try:
+        roster, columns = read_roster(Path(args.roster)), parse_columns(args.column)
+        if args.format == "canvas":
+            done = write_canvas(Path(args.out), results, roster, columns, args.output)
+        else:
+            done = write_moodle(Path(args.out), results, roster, columns, args.moodle_id, args.output)
+    except RosterError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    for line in done.report:
+        print(terminal_text(line), file=sys.stderr)
+    print(done.path)
+    if done.unknown:
+        print(f"error: {len(done.unknown)} graded student(s) are not in the roster (listed above)", file=sys.stderr)
+        return 3
     return 0
 
 
@@ -211,6 +240,14 @@ def main(argv: list[str] | None = None) -> int:
     e = sub.add_parser("export", help="write OUT/grades.csv with the scores confirmed in formgrader")
     e.add_argument("--out", default="build/grading")
     e.add_argument("--quiet", action="store_true")
+    e.add_argument("--format", choices=["csv", "canvas", "moodle"], default="csv",
+                   help="csv: OUT/grades.csv (default); canvas / moodle: that LMS's grade import CSV too")
+    e.add_argument("--roster", help="CSV mapping student_id (folder id) to LMS ids (canvas / moodle)")
+    e.add_argument("--column", action="append", metavar="ASSIGNMENT=NAME",
+                   help="LMS column name of an assignment, e.g. '16-asymmetric-pipeline=Lesson 16 (4711)'")
+    e.add_argument("--moodle-id", choices=["email", "idnumber", "username"], default="email",
+                   help="the user field Moodle matches on (and the roster column holding it)")
+    e.add_argument("--output", type=Path, help="where to write the LMS file (default OUT/grades-<format>.csv)")
     e.set_defaults(func=cmd_export)
 
     d = sub.add_parser("demo", help="build a sample class from the release and grade it")
