@@ -117,6 +117,36 @@ def _check(
     return by_key
 
 
+def _write(
+    out: LmsExport,
+    results: list[SubmissionResult],
+    roster: list[dict[str, str]],
+    columns: dict[str, str],
+    id_cols: list[str],
+    id_head: list[str],
+    lms_key: str,
+    what: str,
+    points_row: bool,
+) -> LmsExport:
+    """The shared writer: ``id_head`` + one column per assignment (``columns`` renames), an optional
+    Canvas ``Points Possible`` row, then one row per roster student (its ``id_cols``, then its
+    ``final_total`` per assignment, blank where it has none). Text cells go through ``csv_cell``."""
+    by_key = _check(results, roster, lms_key, what, out)
+    assignments = sorted({r.assignment_id for r in results})
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(id_head + [csv_cell(columns.get(aid, aid)) for aid in assignments])
+    if points_row:
+        maxima = [max(r.max_total for r in results if r.assignment_id == aid) for aid in assignments]
+        w.writerow([CANVAS_POINTS] + [""] * (len(id_head) - 1) + [_num(m) for m in maxima])
+    for row in roster:
+        sid = row["student_id"]
+        grades = [_num(by_key[(sid, aid)].final_total) if (sid, aid) in by_key else "" for aid in assignments]
+        w.writerow([csv_cell(row.get(k, "")) for k in id_cols] + grades)
+    atomic_write_text(out.path, buf.getvalue())
+    return out
+
+
 def write_canvas(
     out_dir: Path,
     results: list[SubmissionResult],
@@ -125,22 +155,8 @@ def write_canvas(
     dest: Path | None = None,
 ) -> LmsExport:
     out = LmsExport(Path(dest) if dest else Path(out_dir) / "grades-canvas.csv")
-    by_key = _check(results, roster, "canvas_id", "Canvas", out)
-    assignments = sorted({r.assignment_id for r in results})
-    maxima = {aid: max(r.max_total for r in results if r.assignment_id == aid) for aid in assignments}
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CANVAS_HEAD + [csv_cell(columns.get(aid, aid)) for aid in assignments])
-    w.writerow([CANVAS_POINTS, "", "", "", ""] + [_num(maxima[aid]) for aid in assignments])
-    for row in roster:
-        cells = [row.get(k, "") for k in ("name", "canvas_id", "sis_user_id", "sis_login_id", "section")]
-        grades = [
-            _num(by_key[(row["student_id"], aid)].final_total) if (row["student_id"], aid) in by_key else ""
-            for aid in assignments
-        ]
-        w.writerow([csv_cell(c) for c in cells] + grades)
-    atomic_write_text(out.path, buf.getvalue())
-    return out
+    id_cols = ["name", "canvas_id", "sis_user_id", "sis_login_id", "section"]
+    return _write(out, results, roster, columns, id_cols, CANVAS_HEAD, "canvas_id", "Canvas", True)
 
 
 def write_moodle(
@@ -154,19 +170,9 @@ def write_moodle(
     if id_field not in MOODLE_IDS:
         raise RosterError(f"--moodle-id must be one of {', '.join(MOODLE_IDS)}")
     out = LmsExport(Path(dest) if dest else Path(out_dir) / "grades-moodle.csv")
-    by_key = _check(results, roster, id_field, "Moodle", out)
-    assignments = sorted({r.assignment_id for r in results})
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([MOODLE_IDS[id_field]] + [csv_cell(columns.get(aid, aid)) for aid in assignments])
-    for row in roster:
-        grades = [
-            _num(by_key[(row["student_id"], aid)].final_total) if (row["student_id"], aid) in by_key else ""
-            for aid in assignments
-        ]
-        w.writerow([csv_cell(row.get(id_field, ""))] + grades)
-    atomic_write_text(out.path, buf.getvalue())
-    return out
+    return _write(
+        out, results, roster, columns, [id_field], [MOODLE_IDS[id_field]], id_field, "Moodle", False
+    )
 
 
 def parse_columns(specs: list[str] | None) -> dict[str, str]:
