@@ -281,8 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     gs = sub.add_parser("gradescope", help="build ASSIGNMENT's Gradescope autograder zip (see docs/SCALING.md)")
     gs.add_argument("assignment")
     gs.add_argument("--out", default="dist", help="directory for <assignment>-gradescope.zip")
-    gs.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto",
-                    help="auto: bubblewrap where the container allows it; bwrap: refuse to grade without it")
+    gs.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="bwrap",
+                    help="bwrap (default): refuse to grade without the sandbox (the image build fails); "
+                    "auto: bubblewrap where the container allows it, else the fallback (NOT a sandbox)")
     gs.add_argument("--visibility", default="visible", help="Gradescope visibility of the code tests and total")
     gs.add_argument("--written-visibility", default="after_published",
                     help="visibility of the written items' suggested scores (graded by hand on Gradescope)")

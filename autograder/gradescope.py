@@ -12,7 +12,10 @@ to ``/autograder/results/results.json``. ``$GRADESCOPE_ROOT`` replaces ``/autogr
 What the zip holds: the engine (``autograder/*.py``), the assignment's rubric and hidden tests, its
 release notebook (the grader's reference for cell roles and checksums), ``requirements.txt`` (the engine's
 Python dependencies pinned to the versions this build ran with) and ``gradescope.json`` (assignment,
-isolation, visibility). Never the solutions notebook or the mistakes catalogue.
+isolation, visibility). Never the solutions notebook or the mistakes catalogue. The zip requires the
+bubblewrap sandbox unless built with ``--isolation auto``/``none``: ``setup.sh`` fails the image build
+if it cannot run there (Gradescope runs the grader as root, so the fallback would run student code as
+root beside the hidden tests).
 
 ``run_autograder`` finds the notebook in the submission (any name, or inside a zip), grades it with the
 local engine and sandbox (``engine.grade_notebook``, exactly what ``python -m autograder grade`` runs)
@@ -201,7 +204,7 @@ def build(
     assignment_id: str,
     out_dir: Path,
     *,
-    isolation: str = "auto",
+    isolation: str = "bwrap",
     visibility: str = "visible",
     written_visibility: str = "after_published",
     address_space_mb: int = DEFAULT_ADDRESS_SPACE_MB,
@@ -459,7 +462,7 @@ def run(root: Path) -> int:
         if config.get("limits"):
             os.environ[LIMITS_ENV] = json.dumps(config["limits"])
         assignment = load_assignment(AUTOGRADER_DIR / config["assignment"])
-        mode, isolation_text = resolve_isolation(config.get("isolation", "auto"))
+        mode, isolation_text = resolve_isolation(config.get("isolation", "bwrap"))
         print(f"isolation: {isolation_text}")
         try:
             path, notes = find_notebook(root / "submission", assignment.notebook, scratch)
@@ -549,10 +552,15 @@ def check() -> int:
     root = Path(os.environ.get(ROOT_ENV, DEFAULT_ROOT))
     config = json.loads((root / "source" / CONFIG_NAME).read_text(encoding="utf-8"))
     assignment = load_assignment(AUTOGRADER_DIR / config["assignment"])
-    print(
-        f"ok: {assignment.id}, {len(assignment.tests)} hidden tests; isolation: "
-        f"{resolve_isolation(config.get('isolation', 'auto'))[1]}"
-    )
+    try:
+        isolation = resolve_isolation(config.get("isolation", "bwrap"))[1]
+    except RuntimeError as exc:  # fail the image build, where the instructor looks, not every submission
+        print(
+            f"error: {exc}\n(this zip was built with --isolation {config.get('isolation', 'bwrap')}; "
+            "rebuild it with --isolation auto to accept the fallback where bubblewrap cannot run)"
+        )
+        return 1
+    print(f"ok: {assignment.id}, {len(assignment.tests)} hidden tests; isolation: {isolation}")
     return 0
 
 

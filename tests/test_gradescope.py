@@ -31,6 +31,9 @@ SOURCE_NB = REPO / "solutions" / ASSIGNMENT / NB
 RELEASE_NB = REPO / "lessons" / ASSIGNMENT / NB
 SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "gradescope" / "results.schema.json").read_text())
 HOSTILE = Path(__file__).parent / "hostile"
+# zips require bubblewrap by default; where it cannot run, these tests build with the fallback instead
+ISOLATION = "bwrap" if resolve_isolation("auto")[0] == "bwrap" else "none"
+NO_BWRAP = [] if ISOLATION == "bwrap" else ["--isolation", "none"]
 
 # A Gradescope-specific attack: forge results.json, read the hidden tests from the unpacked zip. It
 # behaves like the reference only if it could read them, so 0 points means the attack failed.
@@ -96,7 +99,16 @@ def notebook_bytes(nb: dict) -> bytes:
 def built(tmp_path_factory):
     base = tmp_path_factory.mktemp("gradescope")
     proc = subprocess.run(
-        [sys.executable, "-m", "autograder", "gradescope", ASSIGNMENT, "--out", str(base / "dist")],
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "gradescope",
+            ASSIGNMENT,
+            "--out",
+            str(base / "dist"),
+            *NO_BWRAP,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -125,7 +137,7 @@ def test_the_zip_follows_the_contract_and_holds_no_solution(built):
     config = json.loads((root / "source" / gradescope.CONFIG_NAME).read_text())
     assert config["assignment"] == ASSIGNMENT and config["limits"] == {"address_space_bytes": 512 << 20}
     # the same inputs build the same bytes (fixed entry times, sorted entries)
-    again = gradescope.build(ASSIGNMENT, zip_path.parent / "again")
+    again = gradescope.build(ASSIGNMENT, zip_path.parent / "again", isolation=ISOLATION)
     assert again.read_bytes() == zip_path.read_bytes()
 
 
@@ -276,7 +288,7 @@ def test_the_other_lesson_builds_and_grades_the_same(tmp_path):
     """Nothing in the zip or run_autograder is lesson 16's: lesson 03's reference earns its code points."""
     assignment, nb = "03-load-imbalance", "load_imbalance.ipynb"
     root = tmp_path / "root"
-    gradescope.install(gradescope.build(assignment, tmp_path / "dist"), root)
+    gradescope.install(gradescope.build(assignment, tmp_path / "dist", isolation=ISOLATION), root)
     data, _ = run_autograder(root, {"my upload.ipynb": (REPO / "solutions" / assignment / nb).read_bytes()})
     (tmp_path / "subs" / "ref" / assignment).mkdir(parents=True)
     shutil.copy(REPO / "solutions" / assignment / nb, tmp_path / "subs" / "ref" / assignment / nb)
@@ -381,3 +393,28 @@ def test_requirements_cover_what_grading_imports(built):
     }
     assert used and used <= pinned, used - pinned
     assert json.loads((root / "results" / "results.json").read_text())["score"] >= 4
+
+
+def test_without_the_sandbox_the_build_fails_and_no_submission_is_graded(built, monkeypatch, capsys):
+    """The default zip refuses to run student code unsandboxed: setup.sh's check fails the image build
+    with the reason, and a submission run anyway gets a valid 'autograder failed' result, never a grade."""
+    from autograder import sandbox
+
+    _, root = built
+    if json.loads((root / "source" / gradescope.CONFIG_NAME).read_text())["isolation"] != "bwrap":
+        pytest.skip("bubblewrap cannot run here, so the zip was built without the requirement")
+    monkeypatch.setattr(sandbox, "bwrap_usable", lambda: (False, "user namespaces are not allowed here"))
+    monkeypatch.setenv(gradescope.ROOT_ENV, str(root))
+    assert gradescope.check() == 1
+    assert "user namespaces are not allowed here" in capsys.readouterr().out
+    shutil.rmtree(root / "submission", ignore_errors=True)
+    (root / "submission").mkdir()
+    shutil.copy(SOURCE_NB, root / "submission" / NB)
+    gradescope.run(root)
+    data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    jsonschema.validate(data, SCHEMA)
+    assert (
+        data["score"] == 0
+        and "user namespaces are not allowed here" in data["output"]
+        and data["tests"][0]["status"] == "failed"
+    )
