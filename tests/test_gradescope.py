@@ -134,6 +134,9 @@ def test_the_zip_follows_the_contract_and_holds_no_solution(built):
     assert all("==" in r for r in requirements)
     assert {r.split("==")[0].lower() for r in requirements} >= {"numpy", "pyyaml", "nbformat"}
     assert "--no-cache-dir -r" in (root / "source" / "setup.sh").read_text()
+    for script in ("setup.sh", "run_autograder"):  # both parse as bash
+        check = subprocess.run(["bash", "-n", str(root / "source" / script)], capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
     config = json.loads((root / "source" / gradescope.CONFIG_NAME).read_text())
     assert config["assignment"] == ASSIGNMENT and config["limits"] == {"address_space_bytes": 512 << 20}
     # the same inputs build the same bytes (fixed entry times, sorted entries)
