@@ -84,8 +84,33 @@ def test_release_runs_with_only_the_exercises_unimplemented(release_run):
         if errs:
             failing[grade_id(cell)] = errs[0]["ename"]
     assert failing == {cid: "NotImplementedError" for cid in CHECK_IDS}
+    # the demonstrations and figures come from pipelab, not from the student's functions (issue 13,
+    # point 8): the untouched release prints the prose's numbers and draws every figure
     out = stdout(release_run)
-    assert "完成练习 3 后重新运行本单元格" in out and "完成练习 4 后重新运行本单元格" in out
+    for token in ("makespan = 71", "makespan = 77", "makespan = 59", "静态 33，动态 35.2", "1f1b: 前沿上的 (P, m)"):
+        assert token in out, token
+    figures = {c.id for c in release_run.cells if any("image/png" in o.get("data", {}) for o in c.get("outputs", []))}
+    assert {"fig-case-bars", "fig-scheduling", "fig-frontier"} <= figures, figures
+
+
+def test_presentation_follows_the_style_guide():
+    """Readable cell ids, a 延伸 section after the 评分表, checks that let Run All go on, no shared x axis
+    that cuts the longer timelines, and a frontier figure that tells feasible from infeasible points."""
+    src = nbformat.read(SOURCE, as_version=4)
+    ids = [c.id for c in src.cells]
+    assert not [i for i in ids if re.fullmatch(r"[0-9a-f]{8}", i)], ids
+    for c in src.cells:
+        if c.cell_type == "code" and grade_id(c):
+            assert c.id == grade_id(c)
+        if grade_id(c) in CHECK_IDS:
+            assert "raises-exception" in c.metadata.get("tags", []), c.id
+    assert ids.index("further") > ids.index("grading") and src.cells[ids.index("further")].source.startswith("## 延伸")
+    by_id = {c.id: c.source for c in src.cells}
+    assert "sharex" not in by_id["fig-scheduling"] and "set_xlim" in by_id["fig-scheduling"]
+    assert 'mfc="none"' in by_id["fig-frontier"] and ".legend(" in by_id["fig-frontier"]
+    for cid in ("numbers-scheduling", "fig-scheduling", "fig-frontier", "numbers-case", "numbers-bubble"):
+        for name in EXERCISES:
+            assert not re.search(rf"(?<![\w.]){name}\(", by_id[cid]), (cid, name)  # pl_… is pipelab
 
 
 def test_release_holds_no_reference_code_or_answers():
