@@ -416,3 +416,11 @@ def test_seed_overwrite_at_one_stage_cannot_change_the_partition(sched):
         )
     text = _src(next(c for c in _cells() if c["id"] == "errata"))
     assert "**不会改变返回的划分**" in text and "唯一合法的划分就是 $[L]$" in text
+
+
+def test_a_blocked_send_is_a_rendezvous_that_profilers_show():
+    """Issue 13, point 3 (the lesson's own text): a blocked NCCL send/recv is a rendezvous and shows as a
+    long NCCL kernel that nvidia-smi counts as busy, not as low utilisation."""
+    text = _src(next(c for c in _cells() if c["id"] == "stall"))
+    assert "**会合**（rendezvous）" in text and "很长的 NCCL kernel" in text and "算作 GPU 忙" in text
+    assert "缓冲区空出来" not in text and "缓冲区有限" not in text
