@@ -37,9 +37,10 @@ def _bool(b: bool) -> str:
 
 
 def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -> Path:
-    """Write ``OUT/grades.csv`` atomically; text cells go through :func:`autograder.safe_text.csv_cell`. Item columns are the results' item ids in rubric order (the
+    """Write ``OUT/grades.csv`` atomically. Item columns are the results' item ids in rubric order (the
     order of ``SubmissionResult.items``); with several assignments, each new id is appended in order of
-    first appearance and a row leaves the columns of other assignments' items empty."""
+    first appearance and a row leaves the columns of other assignments' items empty. Text cells go through
+    :func:`autograder.safe_text.csv_cell` (no spreadsheet formulas, no control characters)."""
     results = sorted(results, key=lambda r: (r.assignment_id, r.student_id))
     item_cols: list[str] = []
     for r in results:
