@@ -260,7 +260,19 @@ def _jupyter_server_extension_points() -> list[dict]:
     return [{"module": "autograder.group_page"}]
 
 
+def _warm_up() -> None:
+    """Import what the first page needs (scikit-learn, the grader's rubric loading) ahead of the first
+    request, which would otherwise wait for it (seconds on a busy machine)."""
+    import sklearn.cluster  # noqa: F401
+    import sklearn.feature_extraction.text  # noqa: F401
+
+    from . import batch, engine  # noqa: F401
+
+
 def _load_jupyter_server_extension(serverapp) -> None:
+    import threading
+
+    threading.Thread(target=_warm_up, name="answer-groups-warm-up", daemon=True).start()
     out = Path(serverapp.root_dir).resolve()
     base_url = serverapp.web_app.settings.get("base_url", "/")
     serverapp.web_app.add_handlers(".*$", _handlers(out, base_url))

@@ -2,8 +2,9 @@
 
 A small class of lesson 16 (``tests/written_class.py``: three students with the reference Q1 answer in
 different spacing, two with its first paragraph, one hostile answer, one empty) is recorded into a
-temporary OUT, with one more student whose answers hold every answer vector of issue 10's catalogue and ``autograder.formgrader.start`` serves it (JupyterLab + formgrader + the answer-group
-extension, exactly what ``python -m autograder formgrader`` runs). The test opens the answer groups from
+temporary OUT, with one more student whose answers hold every answer vector of issue 10's catalogue, and
+``autograder.formgrader.start`` serves it (JupyterLab + formgrader + the answer-group extension, exactly
+what ``python -m autograder formgrader`` runs). The test opens the answer groups from
 their index, checks that the hostile answer is shown as text and runs nothing, confirms the group of three
 with a score different from its suggestion, follows a member's link into formgrader and finds the score
 and the comment there, and checks that ``python -m autograder export`` puts it into ``grades.csv`` for
@@ -23,8 +24,8 @@ from playwright.sync_api import expect
 
 from autograder import formgrader
 from autograder.demo import first_sentence_answers, reference_answers
-from autograder.engine import SOLUTIONS_DIR
-from tests.browser.test_hostile_review import ACTIVE_SELECTOR, PAYLOAD, VECTORS
+from autograder.engine import LESSONS_DIR, SOLUTIONS_DIR
+from tests.browser.test_hostile_review import ACTIVE_SELECTOR, PAYLOAD
 from tests.written_class import ASSIGNMENT, record_written_class
 
 pytestmark = pytest.mark.browser
@@ -33,23 +34,23 @@ HOSTILE = (
     '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
     '<a href="javascript:window.pwned=3">点我</a> 阻塞发送造成背压'
 )
-#: the answer vectors of issue 10's catalogue, each with a payload that writes a file, opens a terminal
-#: and records its name (tests/browser/test_hostile_review.py)
-CATALOGUE = "\n\n".join(
-    json.loads(json.dumps(v["content"]).replace("{JS}", PAYLOAD.replace("NAME", v["name"])))
-    for v in VECTORS
-    if v["place"] == "answer"
-)
 
 
 @pytest.fixture(scope="module")
-def group_class(tmp_path_factory, chromium_path):
+def group_class(tmp_path_factory, chromium_path, hostile_review_notebook):
     tmp = tmp_path_factory.mktemp("groups")
     source = json.loads(
         (SOLUTIONS_DIR / ASSIGNMENT / "asymmetric_pipeline.ipynb").read_text(encoding="utf-8")
     )
     ref = reference_answers(source)
     part = first_sentence_answers(ref)
+    # every answer vector of issue 10's catalogue, each with a payload that writes a file, opens a terminal
+    # and records its name (tests/conftest.py, tests/browser/test_hostile_review.py)
+    release = json.loads((LESSONS_DIR / ASSIGNMENT / "asymmetric_pipeline.ipynb").read_text(encoding="utf-8"))
+    hostile = hostile_review_notebook(release, lambda name: PAYLOAD.replace("NAME", name))
+    catalogue = next(
+        c["source"] for c in hostile["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "q1"
+    )
     answers = {
         "g-01": ref,
         "g-02": {k: v.replace("。", "。 ") for k, v in ref.items()},
@@ -58,7 +59,7 @@ def group_class(tmp_path_factory, chromium_path):
         "g-05": part,
         "g-06": {"q1": HOSTILE},
         "g-07": {},
-        "g-08": {"q1": CATALOGUE, "q2": CATALOGUE},
+        "g-08": {"q1": catalogue, "q2": catalogue},
     }
     out = tmp / "out"
     results = record_written_class(out, answers, tmp / "submitted")
@@ -84,15 +85,16 @@ def test_instructor_confirms_an_answer_group(group_class, page, artifacts, steps
     page.on("dialog", lambda d: (attempts.append(f"dialog {d.message}"), d.dismiss()))
     steps("class recorded, formgrader + answer groups ready")
 
-    response = page.goto(f"{server.base}/autograder/groups?token={server.token}")
+    # pages of the answer groups are computed per request: allow a busy machine 90 s
+    response = page.goto(f"{server.base}/autograder/groups?token={server.token}", timeout=90_000)
     assert response.ok
     csp = response.headers["content-security-policy"]
     assert "default-src 'none'" in csp and "script-src" not in csp
     row = page.locator("#items tr", has=page.get_by_role("link", name="q1")).filter(has_text=ASSIGNMENT)
     expect(row).to_contain_text("8")  # answers
     page.screenshot(path=str(artifacts / "groups-index.png"))
-    row.get_by_role("link", name="q1").click()
-    page.wait_for_url(re.compile(rf"/autograder/groups/{ASSIGNMENT}/q1"))
+    row.get_by_role("link", name="q1").click(no_wait_after=True)
+    page.wait_for_url(re.compile(rf"/autograder/groups/{ASSIGNMENT}/q1"), timeout=90_000)
     steps("opened the item's groups from the index")
 
     # the hostile answer is an outlier, shown as text; nothing of it runs or becomes an element
@@ -116,7 +118,7 @@ def test_instructor_confirms_an_answer_group(group_class, page, artifacts, steps
 
     group.locator('input[name="score"]').fill(f"{score:g}")
     group.locator('textarea[name="comment"]').fill("两种停顿都讲清楚了")
-    with page.expect_navigation():
+    with page.expect_navigation(timeout=90_000):
         group.get_by_role("button", name=re.compile("Confirm 3")).click()
     expect(page.locator("#notice")).to_contain_text(f"Confirmed {score:g} for 3 answer(s)")
     group = page.locator('section.group[data-size="3"]')
