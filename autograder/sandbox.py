@@ -14,6 +14,7 @@ import fcntl
 import functools
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -25,7 +26,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .sandbox_worker import MAX_REPLY_BYTES, MAX_REPLY_TOKENS, reply_cost
 from .testing import CallTimeout, Result, WorkerCrashed, encode_arg
+from .untrusted import JSON_ESCAPE_TO_CLEAN_BYTES, clean_tree
 
 HERE = Path(__file__).resolve().parent
 WORKER = HERE / "sandbox_worker.py"
@@ -83,6 +86,7 @@ class Limits:
     processes: int = 16  # RLIMIT_NPROC (tasks, threads included) per sandbox; the kernel ignores it for
     # host root, so it binds only when the sandbox runs as an unprivileged host uid (see sandbox_identity)
     tmpfs_bytes: int = 256 << 20
+    shm_bytes: int = 64 << 20  # System V shared memory in the sandbox's IPC namespace (kernel.shmall)
 
     @classmethod
     def from_rubric(cls, data: dict | None) -> Limits:
@@ -165,7 +169,8 @@ def drop_to_nobody() -> bool:
                 "-I",
                 "-c",
                 "import numpy",
-            ]
+            ],
+            Limits(),
         )
         probe = subprocess.run(cmd, capture_output=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
         return probe.returncode == 0
@@ -211,11 +216,15 @@ class _Stage:
             out += ["--ro-bind", staged, inside]
         return out
 
-    def wrap(self, bwrap_cmd: list[str]) -> list[str]:
+    def wrap(self, bwrap_cmd: list[str], limits: Limits) -> list[str]:
+        """Root makes the mounts and a fresh IPC namespace whose System V limits it sets (a process in
+        the sandbox cannot change them: the namespace belongs to the host's user namespace), then
+        ``setpriv`` drops to the sandbox's uid and bubblewrap runs in that IPC namespace."""
         mounts = [x for real, staged, _ in self.pairs for x in (real, staged)]
         return [
             "unshare",
             "--mount",
+            "--ipc",
             "--propagation",
             "private",
             "--",
@@ -224,6 +233,8 @@ class _Stage:
             _STAGE_SCRIPT,
             "stage",
             *mounts,
+            "--",
+            *_ipc_sysctls(limits),
             "--",
             "setpriv",
             f"--reuid={self.uid}",
@@ -237,7 +248,27 @@ class _Stage:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-_STAGE_SCRIPT = 'set -e\nwhile [ "$1" != "--" ]; do mount --bind "$1" "$2"; shift 2; done\nshift\nexec "$@"\n'
+_STAGE_SCRIPT = (
+    "set -e\n"
+    'while [ "$1" != "--" ]; do mount --bind "$1" "$2"; shift 2; done\nshift\n'
+    'while [ "$1" != "--" ]; do echo "$2" > "/proc/sys/kernel/$1"; shift 2; done\nshift\n'
+    'exec "$@"\n'
+)
+
+
+def _ipc_sysctls(limits: Limits) -> list[str]:
+    """System V IPC limits for the sandbox's own IPC namespace: shared memory counts against
+    ``shm_bytes`` in all (and is freed when no process has it attached), a few message queues and
+    semaphore sets. The zygote also removes every object between submissions."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    return [
+        "shmmax", str(limits.shm_bytes),
+        "shmall", str(max(1, limits.shm_bytes // page)),
+        "shmmni", "32",
+        "shm_rmid_forced", "1",
+        "msgmni", "16",
+        "sem", "250 4096 32 16",
+    ]  # fmt: skip
 
 
 def resolve_isolation(requested: str = "auto") -> tuple[str, str]:
@@ -292,9 +323,20 @@ def _system_binds() -> list[str]:
     return out
 
 
+_NAMESPACES_BUT_IPC = (
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+)
+
+
 def bwrap_command(limits: Limits, ctrl_fd: int, stage: _Stage | None = None) -> list[str]:
     """The bubblewrap command line; with ``stage`` the interpreter and worker come from staged mounts."""
-    cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--uid", "65534", "--gid", "65534"]
+    # with a stage, the IPC namespace is the one root prepared (with limits); otherwise bubblewrap's own
+    namespaces = ["--unshare-all"] if stage is None else [*_NAMESPACES_BUT_IPC]
+    cmd = ["bwrap", *namespaces, "--die-with-parent", "--new-session", "--uid", "65534", "--gid", "65534"]
     cmd += _system_binds()
     if stage is not None:
         cmd += stage.binds()
@@ -349,7 +391,7 @@ class Worker:
         if self.mode == "bwrap":
             if drop_to_nobody():
                 self.stage = _Stage(_take_uid())
-                cmd = self.stage.wrap(bwrap_command(self.limits, fd, self.stage))
+                cmd = self.stage.wrap(bwrap_command(self.limits, fd, self.stage), self.limits)
             else:
                 cmd = bwrap_command(self.limits, fd)
             cwd, env = None, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -444,7 +486,9 @@ class Worker:
         except TimeoutError:
             self.reap()
             raise CallTimeout(f"运行 notebook 代码单元超过 {self.limits.load_timeout:g} 秒") from None
-        if ready is None:
+        except OSError:  # refused (too large) or garbled: not what the worker sends
+            ready = None
+        if not isinstance(ready, dict):
             report = self.reap()
             raise WorkerCrashed(_crash_text(report))
         return ready
@@ -466,7 +510,12 @@ class Worker:
             raise CallTimeout(
                 f"{target.rsplit('.', 1)[-1]} 在 {timeout:g} 秒内没有返回（死循环或算法太慢？）"
             ) from None
+        except ReplyTooLarge:
+            self.reap()
+            raise WorkerCrashed(f"{target.rsplit('.', 1)[-1]} 的返回值过大，评分程序拒绝读取") from None
         except OSError:
+            answer = None
+        if answer is not None and not isinstance(answer, dict):  # a forged reply: not what the worker sends
             answer = None
         if answer is None:
             report = self.reap()
@@ -532,21 +581,38 @@ def _send(sock: socket.socket, obj) -> None:
     sock.sendall(len(data).to_bytes(4, "big") + data)
 
 
+class ReplyTooLarge(OSError):
+    """The sandbox sent more than the grader parses (refused before reading or parsing it)."""
+
+
 def _recv(sock: socket.socket, timeout: float):
+    """One message from the sandbox: untrusted, so its cost is bounded before it is paid (size from the
+    length prefix, then an upper bound on its JSON values counted in C) and its strings are made
+    encodable (a forged reply may hold escaped lone surrogates or NUL)."""
     deadline = time.monotonic() + timeout
     head = _recv_exact(sock, 4, deadline)
     if head is None:
         return None
     size = int.from_bytes(head, "big")
-    if size > 64 * 1024 * 1024:
-        raise OSError("oversized message from worker")
+    if size > MAX_REPLY_BYTES:
+        raise ReplyTooLarge(f"{size} bytes, over the limit of {MAX_REPLY_BYTES}")
     body = _recv_exact(sock, size, deadline)
     if body is None:
         return None
+    cost = reply_cost(body)
+    if cost > MAX_REPLY_TOKENS:
+        raise ReplyTooLarge(f"about {cost} values, over the limit of {MAX_REPLY_TOKENS}")
     try:
-        return json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        obj = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise OSError("garbled message from worker") from None
+    return clean_tree(obj) if JSON_ESCAPE_TO_CLEAN_BYTES.search(body) else obj
+
+
+# A reply that is already waiting when the deadline is checked counts as in time: the grader's thread
+# may have been kept from running (another thread holding the GIL, a loaded CPU), and that is not the
+# student's delay. Reading on past the deadline is capped, so a trickling sender gains at most this.
+LATE_READ_GRACE = 2.0
 
 
 def _recv_exact(sock: socket.socket, size: int, deadline: float):
@@ -554,12 +620,14 @@ def _recv_exact(sock: socket.socket, size: int, deadline: float):
     while got < size:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise TimeoutError
+            if -left > LATE_READ_GRACE or not select.select([sock], [], [], 0)[0]:
+                raise TimeoutError
+            left = 0.05  # readable now: recv returns at once
         sock.settimeout(left)
         try:
             chunk = sock.recv(min(size - got, 1 << 20))
         except TimeoutError:
-            raise
+            continue  # the deadline check above decides (a late but waiting reply still counts)
         except OSError:
             return None
         if not chunk:

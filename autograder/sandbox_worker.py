@@ -16,6 +16,7 @@ Channels:
 from __future__ import annotations
 
 import builtins
+import ctypes
 import json
 import math
 import os
@@ -35,15 +36,54 @@ except Exception:  # pragma: no cover - numpy is always installed
     np = None
 
 HEADER = struct.Struct("!I")
-MAX_MESSAGE = 64 * 1024 * 1024
+MAX_MESSAGE = 64 * 1024 * 1024  # what the worker accepts from the grader (the notebook's cells)
 OUTPUT_KEEP = 8 * 1024
-MAX_ITEMS = 2_000_000
+MAX_ITEMS = 40_000  # values per converted result
+# What the grader accepts from the sandbox, checked on the length prefix and with bytes.count before
+# json.loads: parsing holds the GIL, so an unbounded reply would stall every other student's calls.
+# One answer carries value, types, args_after and kwargs_after: at most ~4 tokens per item. The
+# reference's largest answer (both lessons) is 32 KB and 5 700 tokens.
+MAX_REPLY_BYTES = 4 * 1024 * 1024
+MAX_REPLY_TOKENS = 200_000
+
+
+def reply_cost(data: bytes) -> int:
+    """An upper bound on the JSON values in ``data``: every value but the first follows a ',', '[' or
+    '{' (or ':' in an object, which a ',' or '{' precedes). Counted in C, milliseconds for 4 MB."""
+    return data.count(b",") + data.count(b"[") + data.count(b"{") + 1
 
 
 # -- framing ----------------------------------------------------------------------------------------
+def _encode(obj) -> bytes:
+    try:
+        return json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates in a student's string: escaped; the grader replaces them
+        return json.dumps(obj, ensure_ascii=True, allow_nan=False).encode("utf-8")
+
+
 def send(sock: socket.socket, obj) -> None:
-    data = json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    _send_bytes(sock, _encode(obj))
+
+
+def _send_bytes(sock: socket.socket, data: bytes) -> None:
     sock.sendall(HEADER.pack(len(data)) + data)
+
+
+def send_answer(sock: socket.socket, answer: dict) -> None:
+    """Send one call's answer; one the grader would refuse as too large becomes the student's error."""
+    data = _encode(answer)
+    if len(data) > MAX_REPLY_BYTES or reply_cost(data) > MAX_REPLY_TOKENS:
+        data = _encode(
+            {
+                "id": answer.get("id"),
+                "error": {
+                    "type": "OverflowError",
+                    "mro": ["OverflowError", "ArithmeticError", "Exception", "BaseException"],
+                    "message": "result too large",
+                },
+            }
+        )
+    _send_bytes(sock, data)
 
 
 def recv(sock: socket.socket):
@@ -264,7 +304,7 @@ def run_child(chan: socket.socket, cells: list, limits: dict) -> None:
             answer["kwargs_after"], _ = to_plain(kwargs, _Budget())
         except BaseException:
             answer["args_after"], answer["kwargs_after"] = None, None
-        send(chan, answer)
+        send_answer(chan, answer)
 
 
 def child_main(chan: socket.socket, out_w: int, workdir: str, cells: list, limits: dict) -> None:
@@ -396,7 +436,7 @@ class Zygote:
             self.drain.join(timeout=2.0)
         report["output"] = self.output.decode("utf-8", "replace")
         report["output_bytes"] = self.output_bytes
-        report["clean"] = self._clean_files()
+        report["clean"] = self._clean_files() and self._clean_ipc()
         return report
 
     def _kill_everything(self) -> int:
@@ -481,6 +521,33 @@ class Zygote:
                     ok = False
         return ok
 
+    def _clean_ipc(self) -> bool:
+        """Remove every System V IPC object (shared memory, message queues, semaphore sets) in the
+        sandbox's IPC namespace, so the next child finds none. All of them belong to our uid (the
+        only one mapped in the sandbox), so IPC_RMID is allowed; every process that had a segment
+        attached is already dead, so its memory is freed now. False if any is left."""
+        if not self.in_sandbox:  # the fallback shares the host's IPC namespace: nothing is ours to remove
+            return True
+        libc = ctypes.CDLL(None, use_errno=True)
+        remove = {
+            "shm": lambda ident: libc.shmctl(ident, 0, None),  # IPC_RMID = 0
+            "msg": lambda ident: libc.msgctl(ident, 0, None),
+            "sem": lambda ident: libc.semctl(ident, 0, 0),
+        }
+        for kind, rm in remove.items():
+            for ident in _ipc_ids(kind):
+                rm(ident)
+        return not any(_ipc_ids(kind) for kind in remove)
+
+
+def _ipc_ids(kind: str) -> list[int]:
+    try:
+        with open(f"/proc/sysvipc/{kind}") as fh:
+            lines = fh.read().splitlines()[1:]
+    except OSError:
+        return []
+    return [int(line.split()[1]) for line in lines if len(line.split()) > 1]
+
 
 def _harden_imports(hidden: list[str]) -> None:
     """Make the course library and the grader unimportable (the sandbox already hides their files;
@@ -501,8 +568,6 @@ def main(argv: list[str]) -> None:
     hidden = argv[4:]
     _harden_imports(hidden)
     try:  # a child must not be able to read this process's memory or ptrace it
-        import ctypes
-
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER = 36
     except Exception:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engine
+from autograder import engine, sandbox
 from autograder.batch import grade_class
 from autograder.demo import mistake_code, parse_expectations, reference_code, with_code
 from autograder.sandbox import LIMITS_ENV, resolve_isolation
@@ -288,3 +288,101 @@ def test_fallback_without_bwrap_is_reported_and_still_contains_processes(tmp_pat
             encoding="utf-8"
         )
         assert "NOT a sandbox" in page
+
+
+def grade_snippets(tmp_path: Path, cases: dict[str, str], *, jobs: int, isolation: str = "bwrap",
+                   values: dict[str, str] | None = None, quiet: bool = True):
+    """Grade a small class: student -> snippet stem in tests/hostile/, with the suite's lowered limits."""
+    release = json.loads(RELEASE.read_text(encoding="utf-8"))
+    subs = tmp_path / "submitted"
+    for student, stem in cases.items():
+        dest = subs / student / ASSIGNMENT / "asymmetric_pipeline.ipynb"
+        dest.parent.mkdir(parents=True)
+        code = build_code(HOSTILE / f"{stem}.py", values or {})
+        dest.write_text(json.dumps(with_code(release, code), ensure_ascii=False), encoding="utf-8")
+    mp = pytest.MonkeyPatch()
+    mp.setenv(LIMITS_ENV, json.dumps(TEST_LIMITS))
+    mp.setattr(engine, "_assignments", {})
+    try:
+        results = grade_class(subs, tmp_path / "out", isolation=isolation, jobs=jobs, quiet=quiet)
+    finally:
+        mp.undo()
+        engine._assignments.clear()
+    return {r.student_id: r for r in results}
+
+
+def code_scores(res) -> dict[str, float]:
+    return {it.id: it.score for it in res.items if it.kind == "code"}
+
+
+def expected_scores(stem: str) -> dict[str, float]:
+    return parse_expectations((HOSTILE / f"{stem}.py").read_text(encoding="utf-8"))
+
+
+def test_honest_students_beside_a_flooding_submission_keep_their_scores(tmp_path):
+    """Attack 3: a submission answering every call with 48 MB of nested empty lists is graded beside
+    honest ones (two sandboxes at once). Its replies are refused before they are read or parsed, so the
+    honest students' calls never wait behind it: they keep exactly their scores."""
+    _bwrap_or_skip()
+    honest = {f"honest{i}": "a07h_honest_reference" for i in range(8)}
+    results = grade_snippets(tmp_path, {"flood": "a37_reply_flood", **honest}, jobs=2)
+    assert code_scores(results["flood"]) == expected_scores("a37_reply_flood")
+    for student in honest:
+        assert code_scores(results[student]) == expected_scores("a07h_honest_reference"), (
+            student, results[student].status, [t.message for it in results[student].items for t in it.tests][:3])
+        assert results[student].status == "ok"
+
+
+def test_sysv_ipc_does_not_persist_into_the_next_submission(tmp_path):
+    """Attack 4: one sandbox (one job) grades the plant, then the reader. The reader finds none of the
+    plant's shared memory, message queue or semaphore set, and the plant could not take more System V
+    shared memory than the sandbox's limit (each expectation is 0 unless the attack worked)."""
+    _bwrap_or_skip()
+    results = grade_snippets(tmp_path, {"a_plant": "a38_sysv_ipc_plant", "b_read": "z98_read_sysv_ipc"}, jobs=1)
+    assert code_scores(results["a_plant"]) == expected_scores("a38_sysv_ipc_plant"), results["a_plant"].status
+    assert code_scores(results["b_read"]) == expected_scores("z98_read_sysv_ipc"), results["b_read"].status
+
+
+def _frame(body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + body
+
+
+def _send_quietly(sock: socket.socket, data: bytes) -> None:
+    try:
+        sock.sendall(data)
+    except OSError:  # the reader refused the rest and closed its end
+        pass
+
+
+def test_a_reply_waiting_at_the_deadline_counts_as_in_time():
+    """Attack 3, the deadline side: a starved grader thread (another thread holding the GIL, a loaded
+    CPU) may look at the channel only after the deadline; a reply already waiting then still counts. A
+    sender that has sent nothing still times out."""
+    ours, theirs = socket.socketpair()
+    try:
+        theirs.sendall(_frame(b'{"value": 1}'))
+        assert sandbox._recv(ours, timeout=0.0) == {"value": 1}
+        with pytest.raises(TimeoutError):
+            sandbox._recv(ours, timeout=0.05)
+    finally:
+        ours.close()
+        theirs.close()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" + b"[]," * 300_000 + b"[]]",  # 0.9 MB, 600 000 values: refused by counting, before json.loads
+        b"[" + b"0," * 2_500_000 + b"0]",  # 5 MB: refused from the length prefix
+    ],
+    ids=["many-values", "many-bytes"],
+)
+def test_a_costly_reply_is_refused_before_it_is_parsed(body):
+    ours, theirs = socket.socketpair()
+    try:
+        threading.Thread(target=_send_quietly, args=(theirs, _frame(body)), daemon=True).start()
+        with pytest.raises(OSError, match="over the limit"):
+            sandbox._recv(ours, timeout=5.0)
+    finally:
+        ours.close()
+        theirs.close()
