@@ -9,6 +9,7 @@ STAMP := $(VENV)/.installed
 ASSIGNMENTS := 16-asymmetric-pipeline 03-load-imbalance
 SUBMISSIONS ?= submitted
 OUT ?= build/grading
+ISOLATION ?= bwrap
 export PATH := $(abspath $(BIN)):$(PATH)
 export MPLBACKEND := Agg
 export PYTHONDONTWRITEBYTECODE := 1
@@ -21,7 +22,8 @@ help:
 	@echo "make lab      open JupyterLab on lessons/"
 	@echo "make check NB=lessons/<lesson>/<nb>.ipynb   students: can the grader grade it? (selfcheck)"
 	@echo "make release  regenerate lessons/ from solutions/ with nbgrader"
-	@echo "make grade SUBMISSIONS=dir [OUT=dir]   grade a real class"
+	@echo "make grade SUBMISSIONS=dir [OUT=dir]   grade a real class (needs bubblewrap;"
+	@echo "                         ISOLATION=none grades without a sandbox: see SECURITY.md)"
 	@echo "make export [OUT=dir]    final CSV after review in formgrader"
 	@echo "make formgrader [OUT=dir]  review written answers in nbgrader's formgrader"
 	@echo "make gradescope [ASSIGNMENT=id]  Gradescope autograder zips in dist/ (docs/SCALING.md)"
@@ -67,7 +69,7 @@ demo: $(STAMP)
 	$(PY) -m autograder demo --out build/demo
 
 grade: $(STAMP)
-	$(PY) -m autograder grade $(SUBMISSIONS) --out $(OUT)
+	$(PY) -m autograder grade $(SUBMISSIONS) --out $(OUT) --isolation $(ISOLATION)
 
 export: $(STAMP)
 	$(PY) -m autograder export --out $(OUT)

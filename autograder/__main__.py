@@ -4,7 +4,9 @@ selfcheck}``."""
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 
 
@@ -144,10 +146,19 @@ def cmd_gradescope(args) -> int:
 def cmd_demo(args) -> int:
     from .batch import grade_class
     from .demo import build_sample_class
+    from .sandbox import resolve_isolation
 
     out = Path(args.out).resolve()
     submissions = build_sample_class(out / "sample-class")
     print(f"sample class: {submissions}", file=sys.stderr)
+    try:
+        mode, _ = resolve_isolation(args.isolation)
+    except RuntimeError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    if mode == "fallback":
+        print("demo: grading the sample class WITHOUT a sandbox (the fallback). That is fine for these "
+              "notebooks, built from the release and the reference; real submissions need bubblewrap "
+              "(`grade` refuses to run without it unless given --isolation none).", file=sys.stderr)
     results = grade_class(submissions, out / "grading", isolation=args.isolation, jobs=args.jobs, force=True)
     print(_table(results, out / "grading"))
     print(f"\nReview written answers: make formgrader OUT={out / 'grading'}")
@@ -221,8 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--out", required=True, help="output course directory (gradebook, feedback, grades.csv)")
     g.add_argument("--assignment", action="append", help="grade only this assignment (repeatable)")
     g.add_argument("--jobs", type=int, default=None, help="parallel sandboxes (default: number of cores)")
-    g.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto",
-                   help="auto: bubblewrap if usable, else the fallback; bwrap: require it")
+    g.add_argument("--isolation", choices=["bwrap", "none"], default="bwrap",
+                   help="bwrap (default): refuse to run unless bubblewrap can sandbox student code; "
+                   "none: the fallback, NOT a sandbox (student code runs as you; see SECURITY.md)")
     g.add_argument("--force", action="store_true", help="regrade even unchanged submissions")
     g.add_argument("--quiet", action="store_true")
     g.add_argument("--shard", metavar="K/N", help="grade only shard K of N (students split by a stable hash "
@@ -253,7 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("demo", help="build a sample class from the release and grade it")
     d.add_argument("--out", default="build/demo")
     d.add_argument("--jobs", type=int, default=None)
-    d.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto")
+    d.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto",
+                   help="auto (default): bubblewrap if usable, else the fallback, said so (the sample class "
+                   "is built from the release and the reference)")
     d.set_defaults(func=cmd_demo)
 
     f = sub.add_parser("formgrader", help="open nbgrader's formgrader on a grading output directory")
@@ -301,7 +315,25 @@ def main(argv: list[str] | None = None) -> int:
     sc.set_defaults(func=cmd_selfcheck)
 
     args = parser.parse_args(argv)
-    return args.func(args)
+    in_main = threading.current_thread() is threading.main_thread()  # signals reach the main thread only
+    previous = signal.signal(signal.SIGTERM, _interrupt) if in_main else None
+    try:
+        return args.func(args)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the finally blocks removed sandboxes and temp folders
+        signum = exc.args[0] if exc.args and isinstance(exc.args[0], int) else signal.SIGINT
+        print(f"\ninterrupted ({signal.Signals(signum).name}): sandboxes and temporary folders removed; "
+              "results committed so far are kept, a re-run continues from them", file=sys.stderr)
+        return 128 + signum
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum, _frame):
+    """SIGTERM unwinds like Ctrl-C, so every finally block (sandboxes, temporary folders) runs; a second
+    one while that cleanup runs is ignored (SIGKILL still works)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt(signum)
 
 
 if __name__ == "__main__":

@@ -4,13 +4,16 @@ course directory with the gradebook, autograded copies, feedback pages, results 
 Submissions are graded in parallel (one sandboxed zygote per job); everything that writes the
 gradebook or OUT happens here in the grader's main thread: what finished in the last half second is
 committed as one batch (one gradebook transaction), so an interrupted batch re-runs to the same state.
+
+A batch always finishes: every student folder found gets a row in ``grades.csv`` (an error row if it
+cannot be graded or recorded), and however the batch ends (an exception, Ctrl-C, SIGTERM) its
+sandboxes and their temporary folders are removed.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import re
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -29,10 +32,11 @@ from .engine import (
     zero_items,
 )
 from .results import SubmissionResult
-from .safe_text import terminal_text
+from .safe_text import encodable, terminal_text
 from .shards import Shard, remove_manifest, write_manifest
+from .untrusted import describe_name, display_id, id_problem
 
-SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$")
+NO_ASSIGNMENT = "(none)"  # the assignment column of a student folder that holds no assignment folder
 
 
 @dataclass
@@ -47,32 +51,53 @@ def known_assignments() -> dict[str, Path]:
     return {p.parent.name: p.parent for p in sorted(AUTOGRADER_DIR.glob("*/rubric.yaml"))}
 
 
+def _folders(path: Path) -> list[Path]:
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
 def discover(submissions: Path, only: list[str] | None = None) -> list[Job]:
-    """Every (student, assignment) folder, with a problem noted where no notebook can be graded."""
+    """One job per (student, assignment) folder, and at least one per student folder, with a problem
+    noted where no notebook can be graded. Ids follow ``collect``'s rule (``untrusted.id_problem``); an
+    unsafe folder name gets a row under a safe stand-in id (``untrusted.display_id``)."""
     if not submissions.is_dir():
         raise SystemExit(f"error: {submissions} is not a directory (expected <student>/<assignment>/<nb>.ipynb)")
     assignments = known_assignments()
     jobs = []
-    for student in sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        for folder in sorted(p for p in student.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            if only and folder.name not in only:
-                continue
-            if not SAFE_ID.match(student.name) or not SAFE_ID.match(folder.name):
-                jobs.append(Job(student.name, folder.name, None, "unsafe student or assignment name"))
+    for student in _folders(submissions):
+        sid = display_id(student.name)
+        try:
+            folders = [f for f in _folders(student) if not only or f.name in only]
+        except OSError as exc:
+            jobs.append(Job(sid, NO_ASSIGNMENT, None, f"unreadable student folder ({exc.strerror})"))
+            continue
+        problem = id_problem(student.name)
+        if problem:
+            problem = f"student folder {describe_name(student.name)}: {problem}; rename it"
+        if not folders:  # still a row: a student folder never silently disappears from grades.csv
+            for aid in only or [NO_ASSIGNMENT]:
+                where = "no assignment folder" if aid == NO_ASSIGNMENT else f"no {aid} folder"
+                why = problem or f"{where} (expected {sid}/<assignment>/<notebook>.ipynb)"
+                jobs.append(Job(sid, aid if aid == NO_ASSIGNMENT else display_id(aid), None, why))
+            continue
+        for folder in folders:
+            aid = display_id(folder.name)
+            if problem or id_problem(folder.name):
+                why = problem or f"assignment folder {describe_name(folder.name)}: {id_problem(folder.name)}"
+                jobs.append(Job(sid, aid, None, encodable(why)))
                 continue
             if folder.name not in assignments:
-                jobs.append(Job(student.name, folder.name, None, f"unknown assignment '{folder.name}'"))
+                jobs.append(Job(sid, aid, None, f"unknown assignment '{folder.name}'"))
                 continue
             rubric_nb = _rubric_notebook(assignments[folder.name])
             path = folder / f"{rubric_nb}.ipynb"
             if path.is_symlink():
-                jobs.append(Job(student.name, folder.name, None, "unreadable: the notebook is a symlink"))
+                jobs.append(Job(sid, aid, None, "unreadable: the notebook is a symlink"))
             elif not path.is_file():
-                others = sorted(p.name for p in folder.glob("*.ipynb"))
+                others = sorted(describe_name(p.name) for p in folder.glob("*.ipynb"))
                 why = f"no {rubric_nb}.ipynb in the submission" + (f" (found {', '.join(others)})" if others else "")
-                jobs.append(Job(student.name, folder.name, None, why))
+                jobs.append(Job(sid, aid, None, why))
             else:
-                jobs.append(Job(student.name, folder.name, path))
+                jobs.append(Job(sid, aid, path))
     return jobs
 
 
@@ -138,22 +163,39 @@ class Phases:
             self.add(phase, time.perf_counter() - start)
 
 
-def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: int | None = None,
+def grade_class(submissions: Path, out: Path, *, isolation: str = "bwrap", jobs: int | None = None,
                 only: list[str] | None = None, force: bool = False, quiet: bool = False,
                 shard: Shard | None = None, phases: Phases | None = None,
                 course: Path | None = None) -> list[SubmissionResult]:
     """Grade every submission (or, with ``shard``, the students of that shard: see ``autograder.shards``).
     ``course``: a course file with due dates and late policies (``autograder.course``); it is kept as
-    ``OUT/course.yaml``, which later runs use when none is given."""
-    from .export import write_grades_csv
+    ``OUT/course.yaml``, which later runs use when none is given.
+
+    ``isolation``: ``bwrap`` (the default: refuses to run if bubblewrap cannot), ``none`` (the fallback,
+    NOT a sandbox, only when asked for) or ``auto`` (the demo and tests: bubblewrap if usable, else the
+    fallback; every report says which)."""
     from .sandbox import resolve_isolation
 
-    phases = phases or Phases()
-    started = time.perf_counter()
     submissions, out = Path(submissions).resolve(), Path(out).resolve()
     if out == submissions or submissions in out.parents:
         raise SystemExit("error: --out must not be inside the submissions directory (submissions are never modified)")
-    mode, isolation_text = resolve_isolation(isolation)
+    try:
+        mode, isolation_text = resolve_isolation(isolation)
+    except RuntimeError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    try:
+        return _grade_class(submissions, out, mode, isolation_text, jobs=jobs, only=only, force=force,
+                            quiet=quiet, shard=shard, phases=phases or Phases(), course=course)
+    finally:
+        shutdown_workers()  # every exit path: the sandboxes and their temporary folders go
+
+
+def _grade_class(submissions: Path, out: Path, mode: str, isolation_text: str, *, jobs: int | None,
+                 only: list[str] | None, force: bool, quiet: bool, shard: Shard | None,
+                 phases: Phases, course: Path | None) -> list[SubmissionResult]:
+    from .export import write_grades_csv
+
+    started = time.perf_counter()
     if not quiet:
         print(f"isolation: {isolation_text}", file=sys.stderr)
     work = discover(submissions, only)
@@ -186,36 +228,37 @@ def grade_class(submissions: Path, out: Path, *, isolation: str = "auto", jobs: 
     phases.add("setup (discover, rubrics, cache check)", time.perf_counter() - started)
     for start in range(0, len(ready), COMMIT_BATCH):
         batch = ready[start : start + COMMIT_BATCH]
-        commit_many(out, [(res, job.path) for job, res in batch], phases, durable=False)
-        for job, res in batch:
+        recorded = commit_many(out, [(res, job.path) for job, res in batch], phases, durable=False)
+        for (job, _), res in zip(batch, recorded, strict=True):
             results[(job.student_id, job.assignment_id)] = res
             progress.step(f"{job.student_id} (unchanged)" if job.path else f"{job.student_id}: {res.status}")
 
     n_jobs = max(1, jobs or os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=n_jobs, initializer=None) as pool:
-        futures = {pool.submit(_grade_one, assignments[j.assignment_id], j, mode, isolation_text, phases): j
-                   for j in todo}
-        pending, finished, last_commit = set(futures), [], time.monotonic()
-        try:
-            while pending or finished:
-                waited = time.perf_counter()
-                timeout = max(0.0, last_commit + COMMIT_INTERVAL_S - time.monotonic()) if finished else None
-                done, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
-                phases.add("main thread waiting for graders", time.perf_counter() - waited)
-                finished += [(futures[f], apply_late_policy(f.result(), futures[f], policies)) for f in done]
-                due = time.monotonic() >= last_commit + COMMIT_INTERVAL_S or len(finished) >= COMMIT_BATCH
-                if finished and (due or not pending):
-                    # group commit: what finished since the last commit goes into one gradebook transaction
-                    batch, finished = finished[:COMMIT_BATCH], finished[COMMIT_BATCH:]
-                    commit_many(out, [(res, job.path) for job, res in batch], phases, durable=False)
-                    last_commit = time.monotonic()
-                    for job, res in batch:
-                        results[(job.student_id, job.assignment_id)] = res
-                        progress.step(f"{job.student_id} {res.total:g}/{res.max_total:g}")
-        finally:
-            for fut in futures:
-                fut.cancel()
-    phases.timed("stopping sandboxes", shutdown_workers)
+    pool = ThreadPoolExecutor(max_workers=n_jobs)
+    futures = {pool.submit(_grade_one, assignments[j.assignment_id], j, mode, isolation_text, phases): j
+               for j in todo}
+    pending, finished, last_commit = set(futures), [], time.monotonic()
+    try:
+        while pending or finished:
+            waited = time.perf_counter()
+            timeout = max(0.0, last_commit + COMMIT_INTERVAL_S - time.monotonic()) if finished else None
+            done, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
+            phases.add("main thread waiting for graders", time.perf_counter() - waited)
+            finished += [(futures[f], apply_late_policy(f.result(), futures[f], policies)) for f in done]
+            due = time.monotonic() >= last_commit + COMMIT_INTERVAL_S or len(finished) >= COMMIT_BATCH
+            if finished and (due or not pending):
+                # group commit: what finished since the last commit goes into one gradebook transaction
+                batch, finished = finished[:COMMIT_BATCH], finished[COMMIT_BATCH:]
+                recorded = commit_many(out, [(res, job.path) for job, res in batch], phases, durable=False)
+                last_commit = time.monotonic()
+                for (job, _), res in zip(batch, recorded, strict=True):
+                    results[(job.student_id, job.assignment_id)] = res
+                    progress.step(f"{job.student_id} {res.total:g}/{res.max_total:g}")
+    finally:  # also on an exception or an interrupt: no new submission starts, the running ones stop now
+        for fut in futures:
+            fut.cancel()
+        phases.timed("stopping sandboxes", shutdown_workers)
+        pool.shutdown(wait=True, cancel_futures=True)
     ordered = [results[k] for k in sorted(results)]
     phases.timed("grades.csv", write_grades_csv, out, ordered)
     if shard is not None:
@@ -261,29 +304,72 @@ def _grade_one(assignment: Assignment, job: Job, mode: str, isolation_text: str,
     except Exception as exc:  # noqa: BLE001 - one broken submission never stops the batch
         res = SubmissionResult(job.student_id, assignment.id, assignment.notebook, isolation=isolation_text,
                                pass_line=assignment.pass_line)
-        res.status = f"error: grading failed ({type(exc).__name__}: {str(exc)[:200]})"
-        res.items = zero_items(assignment, res.status)
-        return res
+        return _error_row(res, f"error: grading failed ({_describe(exc)})", assignment)
     finally:
         if phases is not None:
             phases.add("grading (sandbox + hidden tests, thread-seconds)", time.perf_counter() - start)
 
 
 def commit_many(out: Path, batch: list[tuple[SubmissionResult, Path | None]], phases: Phases | None = None,
-                durable: bool = True) -> None:
+                durable: bool = True) -> list[SubmissionResult]:
     """A batch of graded submissions (each with its submitted notebook, or None when there is none): the
     gradebook first (ONE transaction, always durable), then each JSON record and feedback page. A kill in
     between leaves no JSON for those students, so a re-run grades and records them again (recording is
     idempotent). ``durable=False`` (what ``grade`` uses) skips the per-file fsync of the records, pages
     and formgrader copies: a re-run rebuilds any that a power cut damaged (a damaged record is simply
-    regraded). ``shards.merge`` commits through here too."""
+    regraded). ``shards.merge`` commits through here too.
+
+    Returns the results as recorded, in order: if the batch's transaction fails, each student is
+    recorded on its own, and one whose recording fails becomes an error row (zero points, never passed),
+    so one student's record never stops the batch."""
     phases = phases or Phases()
-    phases.timed("gradebook", gradebook.record_many, out,
-                 [(res, path) for res, path in batch
-                  if path is not None and not res.status.startswith("unreadable")], durable=durable)
+    try:
+        phases.timed("gradebook", gradebook.record_many, out, _to_gradebook(batch), durable=durable)
+    except Exception as exc:  # noqa: BLE001 - find the student(s) it was about, one by one
+        if len(batch) > 1:
+            return [res for entry in batch for res in commit_many(out, [entry], phases, durable)]
+        return [_record_failed(out, batch[0][0], exc, durable)]
+    recorded = []
     for res, _path in batch:
-        phases.timed("results JSON", res.save, result_path(out, res.student_id, res.assignment_id), durable)
-        phases.timed("feedback pages", feedback.write, out, res, durable)
+        try:
+            phases.timed("results JSON", res.save, result_path(out, res.student_id, res.assignment_id), durable)
+            phases.timed("feedback pages", feedback.write, out, res, durable)
+        except Exception as exc:  # noqa: BLE001
+            res = _record_failed(out, res, exc, durable)
+        recorded.append(res)
+    return recorded
+
+
+def _to_gradebook(batch: list[tuple[SubmissionResult, Path | None]]) -> list[tuple[SubmissionResult, Path]]:
+    return [(res, path) for res, path in batch if path is not None and not res.status.startswith("unreadable")]
+
+
+def _record_failed(out: Path, res: SubmissionResult, exc: Exception, durable: bool) -> SubmissionResult:
+    """The error row of a student whose recording raised ``exc``, saved as far as possible; it reaches
+    grades.csv either way."""
+    failed = _error_row(res, f"error: recording the result failed ({_describe(exc)})")
+    try:
+        failed.save(result_path(out, failed.student_id, failed.assignment_id), durable)
+        feedback.write(out, failed, durable)
+    except Exception:  # noqa: BLE001, S110 - the row still reaches grades.csv
+        pass
+    return failed
+
+
+def _describe(exc: BaseException) -> str:
+    return encodable(f"{type(exc).__name__}: {str(exc)[:200]}")
+
+
+def _error_row(res: SubmissionResult, status: str, assignment: Assignment | None = None) -> SubmissionResult:
+    """``res`` as an ungraded row: zero points, never passed, ``status`` says why."""
+    res.status, res.graded = status, False
+    if assignment is not None:
+        res.items = zero_items(assignment, status)
+    else:
+        for it in res.items:
+            it.score, it.confirmed, it.suggestion = 0.0, None, 0.0 if it.kind == "written" else None
+            it.tests, it.evidence, it.message = [], [], status
+    return res
 
 
 def commit(out: Path, res: SubmissionResult, path: Path | None) -> None:
@@ -295,13 +381,13 @@ def _cached(out: Path, job: Job, assignment: Assignment, isolation_text: str) ->
     import hashlib
 
     path = result_path(out, job.student_id, job.assignment_id)
-    if not path.is_file():
-        return None
     try:
+        if not path.is_file():
+            return None
         old = SubmissionResult.load(path)
-    except Exception:  # noqa: BLE001 - a damaged record is simply regraded
+        sha = hashlib.sha256(job.path.read_bytes()).hexdigest()
+    except Exception:  # noqa: BLE001 - a damaged record (or an unreadable file) is simply regraded
         return None
-    sha = hashlib.sha256(job.path.read_bytes()).hexdigest()
     if (old.submission_sha256, old.isolation, old.grader) != (sha, isolation_text, assignment.fingerprint):
         return None
     return old
@@ -310,7 +396,7 @@ def _cached(out: Path, job: Job, assignment: Assignment, isolation_text: str) ->
 def _failed_row(job: Job, assignments: dict, isolation_text: str) -> SubmissionResult:
     a = assignments.get(job.assignment_id)
     res = SubmissionResult(job.student_id, job.assignment_id, a.notebook if a else "", status=job.problem,
-                           isolation=isolation_text, pass_line=a.pass_line if a else 0.0)
+                           isolation=isolation_text, pass_line=a.pass_line if a else 0.0, graded=False)
     if a is not None:
         res.items = zero_items(a, job.problem)
     return res

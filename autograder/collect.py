@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from .course import LATE_MARKER_FILE, TIMESTAMP_FILE, write_submission_time
+from .untrusted import SAFE_ID  # the one id rule, which `grade` applies too
 
 MAX_ENTRIES = 20_000  # per zip
 MAX_FILE_BYTES = 20 * 1024 * 1024  # one notebook (the grader refuses larger ones anyway)
@@ -52,7 +53,6 @@ MAX_TOTAL_BYTES = 2 * 1024**3  # all notebooks read from one zip
 MAX_RATIO = 200  # uncompressed / compressed, for entries over RATIO_MIN_BYTES
 RATIO_MIN_BYTES = 1024 * 1024
 
-SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$")
 CANVAS = re.compile(
     r"^(?P<student>[A-Za-z0-9][A-Za-z0-9.@+-]*)_(?P<late>LATE_|late_)?(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$"
 )

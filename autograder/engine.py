@@ -315,7 +315,7 @@ def shutdown_workers() -> None:
     """Stop every sandbox this process started (all threads)."""
     with _workers_lock:
         for worker in _all_workers:
-            worker.stop()
+            worker.stop(close=True)  # a thread still grading gets WorkerCrashed instead of a new sandbox
         _all_workers.clear()
 
 
@@ -368,7 +368,7 @@ def grade_notebook(assignment: Assignment, path: Path, student_id: str, isolatio
     try:
         extracted = extract(path, assignment.cells, assignment.written_ids)
     except UnreadableNotebook as exc:
-        result.status = str(exc)
+        result.status, result.graded = str(exc), False
         result.items = zero_items(assignment, str(exc))
         result.duration_s = round(time.monotonic() - started, 4)
         return result

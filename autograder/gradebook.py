@@ -367,9 +367,11 @@ def _fmt(x: float | None) -> str:
 
 def _answer_sources(nb_path: Path) -> dict[str, str]:
     """grade_id -> source of the manually graded answer cells of a notebook ({} if unreadable/missing)."""
-    try:
-        return _answers_in(json.loads(nb_path.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
+    from .notebook import UnreadableNotebook, read_notebook_bytes
+
+    try:  # capped, and its text made encodable (lone surrogates, NUL)
+        return _answers_in(read_notebook_bytes(nb_path))
+    except (OSError, ValueError, UnreadableNotebook):
         return {}
 
 

@@ -12,8 +12,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .untrusted import JSON_ESCAPE_TO_CLEAN, clean_tree
+
 MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024  # outputs (figures) make notebooks big; they are never read
 MAX_CELL_CHARS = 200_000
+# Checked on the text before it is parsed (str.count: milliseconds for 100 MB), so an absurd notebook
+# costs the grader no seconds of work. The lessons' source notebooks: 56 cells, 2 100 JSON values.
+MAX_CELLS = 2_000
+MAX_NOTEBOOK_VALUES = 1_000_000  # a figure is one value (a base64 string), however big
+MAX_CODE_CHARS = 2_000_000  # all code cells together (the reference: ~30 000)
 MAGIC = re.compile(r"^(\s*)([%!].*)$")
 
 
@@ -137,6 +144,7 @@ def parse_notebook(raw: bytes) -> tuple[dict, list[str]]:
         raise UnreadableNotebook("unreadable: the notebook file is empty")
     if "\0" in text:
         raise UnreadableNotebook("unreadable: binary data, not a notebook (NUL bytes)")
+    _check_cost(text)
     try:
         nb = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -152,6 +160,12 @@ def parse_notebook(raw: bytes) -> tuple[dict, list[str]]:
         raise UnreadableNotebook("unreadable: not a notebook (JSON nested too deeply)") from None
     if not isinstance(nb, dict):
         raise UnreadableNotebook("unreadable: not a notebook (top level is not a JSON object)")
+    if JSON_ESCAPE_TO_CLEAN.search(text) and (cleaned := clean_tree(nb)) != nb:  # "\ud800", "\u0000":
+        nb = cleaned  # valid JSON, but no UTF-8 writer (SQLite, files) can store a lone surrogate
+        notes.append(
+            "note: the notebook holds characters that cannot be stored (lone surrogates or NUL); "
+            "they were replaced by U+FFFD"
+        )
     major = nb.get("nbformat")
     if isinstance(major, str) and major.strip().isdigit():
         major = int(major)
@@ -161,6 +175,24 @@ def parse_notebook(raw: bytes) -> tuple[dict, list[str]]:
     if not isinstance(nb.get("cells"), list):
         raise UnreadableNotebook("unreadable: the notebook has no list of cells")
     return nb, notes
+
+
+def _check_cost(text: str) -> None:
+    """UnreadableNotebook for a notebook whose parsing alone would cost seconds: too many cells or JSON
+    values, counted on the text before ``json.loads`` (an upper bound: every value but the first follows
+    a ',', '[' or '{'; a '"cell_type"' key can only be a key, inside a string its quotes are escaped)."""
+    cells = text.count('"cell_type"')
+    if cells > MAX_CELLS:
+        raise UnreadableNotebook(
+            f"unreadable: the notebook has about {cells} cells, over the limit of {MAX_CELLS} "
+            "(merge cells, or submit the notebook you were given)"
+        )
+    values = text.count(",") + text.count("[") + text.count("{")
+    if values > MAX_NOTEBOOK_VALUES:
+        raise UnreadableNotebook(
+            f"unreadable: the notebook has about {values} JSON values, over the limit of {MAX_NOTEBOOK_VALUES} "
+            "(clear outputs: Edit → Clear Outputs of All Cells, then save)"
+        )
 
 
 def _upgrade(nb: dict, major) -> dict:
@@ -306,4 +338,10 @@ def extract(path: Path, source: SourceInfo, written_ids: list[str]) -> Extracted
         result.answers.setdefault(gid, "")
     if magic_lines:
         result.problems.append(f"note: {magic_lines} IPython magic/shell line(s) were not run when grading")
+    code_chars = sum(len(code) for _, code in result.code_cells)
+    if code_chars > MAX_CODE_CHARS:
+        raise UnreadableNotebook(
+            f"unreadable: the notebook's code cells hold {code_chars} characters in all, over the limit of "
+            f"{MAX_CODE_CHARS}"
+        )
     return result

@@ -71,6 +71,7 @@ class SubmissionResult:
     late_days: int = 0
     late_penalty: float = 0.0
     late_note: str = ""  # how the penalty was computed ("" = no late policy for this assignment)
+    graded: bool = True  # False: could not be graded or recorded (unknown assignment, unreadable, error)
 
     # -- derived values -------------------------------------------------------------------------
     def item(self, item_id: str) -> ItemResult:
@@ -112,7 +113,8 @@ class SubmissionResult:
 
     @property
     def passed(self) -> bool:
-        return self.final_total >= self.pass_line - 1e-9
+        """Reached the pass line; a row that could not be graded never passes (even with no pass line)."""
+        return self.graded and bool(self.items) and self.final_total >= self.pass_line - 1e-9
 
     @property
     def provisional(self) -> bool:

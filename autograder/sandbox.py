@@ -197,7 +197,7 @@ class _Stage:
 
     def __init__(self, uid: int = SANDBOX_UID) -> None:
         self.uid = uid
-        self.dir = tempfile.mkdtemp(prefix="grader-stage-")
+        self.dir = tempfile.mkdtemp(prefix=f"grader-stage-{os.getpid()}-")
         os.chmod(self.dir, 0o755)
         self.pairs: list[tuple[str, str, str]] = []  # (real source, staged path, path in the sandbox)
         for i, (root, inside) in enumerate(_python_roots()):
@@ -271,15 +271,28 @@ def _ipc_sysctls(limits: Limits) -> list[str]:
     ]  # fmt: skip
 
 
-def resolve_isolation(requested: str = "auto") -> tuple[str, str]:
-    """Return ("bwrap"|"fallback", human description). ``requested`` is auto, bwrap or none."""
+ISOLATIONS = ("bwrap", "none", "auto")
+
+
+def resolve_isolation(requested: str = "bwrap") -> tuple[str, str]:
+    """Return ("bwrap"|"fallback", human description).
+
+    ``bwrap`` (what ``grade`` uses unless told otherwise) requires bubblewrap: RuntimeError, saying how
+    to go on, if it cannot run. ``none`` is the fallback, only when asked for by name. ``auto`` takes
+    bubblewrap if usable, else the fallback: for the demo's own sample class and the test-suite."""
+    if requested not in ISOLATIONS:
+        raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, not {requested!r}")
     if requested == "none":
         return "fallback", FALLBACK
     ok, why = bwrap_usable()
     if ok:
         return "bwrap", f"{BWRAP}; {sandbox_identity()}"
     if requested == "bwrap":
-        raise RuntimeError(f"--isolation bwrap was requested but {why}")
+        raise RuntimeError(
+            f"no sandbox: {why}. Refusing to run student code unsandboxed. Install bubblewrap (or grade on a "
+            "Linux host with user namespaces), or pass --isolation none to grade in the fallback, which is "
+            "NOT a sandbox: student code then runs as you and can read and write your files (SECURITY.md)"
+        )
     return "fallback", f"{FALLBACK}; {why}"
 
 
@@ -383,9 +396,19 @@ class Worker:
     stage: _Stage | None = None
     restarts: int = 0
     last_reap: dict = field(default_factory=dict)
+    closed: bool = False  # stopped for good (the batch ended or was interrupted): never starts again
 
     # -- zygote lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
+        if self.closed:
+            raise WorkerCrashed("评分已停止 / grading was stopped")
+        try:
+            self._start()
+        except BaseException:
+            self.stop()  # nothing half-started stays: no process, no staging or temporary folder
+            raise
+
+    def _start(self) -> None:
         ours, theirs = socket.socketpair()
         fd = theirs.fileno()
         if self.mode == "bwrap":
@@ -396,7 +419,7 @@ class Worker:
                 cmd = bwrap_command(self.limits, fd)
             cwd, env = None, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
-            self.tmpdir = tempfile.mkdtemp(prefix="grader-fallback-")
+            self.tmpdir = tempfile.mkdtemp(prefix=f"grader-fallback-{os.getpid()}-")
             cmd = [
                 sys.executable,
                 "-I",
@@ -426,8 +449,9 @@ class Worker:
             self.stop()
             raise RuntimeError(f"the grading worker did not start ({self.mode}): {err.strip()}")
 
-    def stop(self) -> None:
-        """Tear the whole sandbox down: every process in it dies with it."""
+    def stop(self, close: bool = False) -> None:
+        """Tear the whole sandbox down: every process in it dies with it. ``close``: for good."""
+        self.closed = self.closed or close
         for sock in (self.chan, self.ctrl):
             if sock is not None:
                 try:

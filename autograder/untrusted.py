@@ -4,14 +4,13 @@ Everything a submission controls (answers, code, folder names, messages and valu
 back) passes through here once, when it enters, so every writer after it (SQLite, UTF-8 files,
 JSON, CSV, the terminal) can encode it:
 
-* ``clean_text``: lone UTF-16 surrogates (``"\\ud800"`` is valid JSON; an undecodable byte in a file
-  name becomes one under Python's ``surrogateescape``) and NUL become U+FFFD.
-* ``clean_tree``: the same for every string in parsed JSON (keys included).
+* ``clean_tree``: every string in parsed JSON (keys included) through ``safe_text.encodable``: lone
+  UTF-16 surrogates (``"\\ud800"`` is valid JSON) and NUL become U+FFFD.
 * ``id_problem`` / ``display_id``: the one rule for student and assignment ids, shared by ``collect``
   and ``grade``, and the safe name an unsafe folder is shown and stored under.
 
-Escaping for a particular output (HTML, CSV cells, the terminal) is the writer's job; this module only
-guarantees the text can be written at all.
+Escaping for a particular output (HTML, CSV cells, the terminal) is the writer's job (``safe_text``);
+this module only guarantees the text can be written at all.
 """
 
 from __future__ import annotations
@@ -19,8 +18,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-REPLACEMENT = "\ufffd"
-_UNENCODABLE = re.compile("[\ud800-\udfff\x00]")
+from .safe_text import encodable
+
 # in JSON text: an escaped surrogate or NUL (a cheap test before walking a parsed document)
 JSON_ESCAPE_TO_CLEAN = re.compile(r"\\u(?:[dD][89a-fA-F][0-9a-fA-F]{2}|0000)")
 JSON_ESCAPE_TO_CLEAN_BYTES = re.compile(JSON_ESCAPE_TO_CLEAN.pattern.encode())
@@ -29,21 +28,14 @@ SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}$")
 ID_RULE = "ids are 1-128 letters, digits or _.@+- and start with a letter or digit"
 
 
-def clean_text(text: str) -> str:
-    """``text`` with lone surrogates and NUL replaced by U+FFFD (unchanged, and cheap, if it has none)."""
-    if _UNENCODABLE.search(text) is None:
-        return text
-    return _UNENCODABLE.sub(REPLACEMENT, text)
-
-
 def clean_tree(obj):
-    """A copy of parsed JSON in which every string (keys too) went through ``clean_text``."""
+    """A copy of parsed JSON in which every string (keys too) went through ``safe_text.encodable``."""
     if isinstance(obj, str):
-        return clean_text(obj)
+        return encodable(obj)
     if isinstance(obj, list):
         return [clean_tree(v) for v in obj]
     if isinstance(obj, dict):
-        return {clean_text(k) if isinstance(k, str) else k: clean_tree(v) for k, v in obj.items()}
+        return {encodable(k) if isinstance(k, str) else k: clean_tree(v) for k, v in obj.items()}
     return obj
 
 

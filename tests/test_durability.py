@@ -77,7 +77,8 @@ def digest(top: Path) -> dict[str, str]:
 
 
 def grade_cmd(subs: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--jobs", "2"]
+    flag = "bwrap" if resolve_isolation("auto")[0] == "bwrap" else "none"  # `grade` never falls back by itself
+    return [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--jobs", "2", "--isolation", flag]
 
 
 def env(stage_tmp: Path) -> dict[str, str]:

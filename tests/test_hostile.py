@@ -9,12 +9,17 @@ Limits are lowered for speed through ``$AUTOGRADER_LIMITS`` (the lesson's rubric
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
+import shutil
+import signal
 import socket
 import sqlite3
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -24,8 +29,8 @@ import pytest
 
 from autograder import engine, sandbox
 from autograder.batch import grade_class
-from autograder.demo import mistake_code, parse_expectations, reference_code, with_code
-from autograder.sandbox import LIMITS_ENV, resolve_isolation
+from autograder.demo import mistake_code, parse_expectations, reference_code, with_answers, with_code
+from autograder.sandbox import LIMITS_ENV, drop_to_nobody, resolve_isolation
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile"
@@ -179,8 +184,18 @@ def test_at_least_thirty_hostile_submissions():
         assert set(parse_expectations(path.read_text(encoding="utf-8"))) == {"simulator", "solver"}, student
 
 
+# enforced only where the grader prepares the sandbox's IPC namespace (root: see sandbox._Stage.wrap)
+NEEDS_ROOT_GRADER = {"a39_sysv_shm_quota"}
+
+
+def _skip_unless_root_grader(student: str) -> None:
+    if student in NEEDS_ROOT_GRADER and not drop_to_nobody():
+        pytest.skip("System V limits are set only when the grader runs as root (SECURITY.md)")
+
+
 @pytest.mark.parametrize("student", sorted(snippets()))
 def test_exact_score(batch, student):
+    _skip_unless_root_grader(student)
     res = batch["results"][student]
     got = {it.id: it.score for it in res.items if it.kind == "code"}
     assert got == batch["expected"][student], (
@@ -334,13 +349,22 @@ def test_honest_students_beside_a_flooding_submission_keep_their_scores(tmp_path
 
 
 def test_sysv_ipc_does_not_persist_into_the_next_submission(tmp_path):
-    """Attack 4: one sandbox (one job) grades the plant, then the reader. The reader finds none of the
-    plant's shared memory, message queue or semaphore set, and the plant could not take more System V
-    shared memory than the sandbox's limit (each expectation is 0 unless the attack worked)."""
+    """Attack 4: one sandbox (one job) grades the plant, then the reader: the reader finds none of the
+    plant's shared memory, message queue or semaphore set (its expectation is 0 unless it found one)."""
     _bwrap_or_skip()
     results = grade_snippets(tmp_path, {"a_plant": "a38_sysv_ipc_plant", "b_read": "z98_read_sysv_ipc"}, jobs=1)
     assert code_scores(results["a_plant"]) == expected_scores("a38_sysv_ipc_plant"), results["a_plant"].status
     assert code_scores(results["b_read"]) == expected_scores("z98_read_sysv_ipc"), results["b_read"].status
+
+
+def test_sysv_shared_memory_counts_against_the_sandbox_limit(tmp_path):
+    """Attack 4: 256 MB of System V shared memory in 32 MB segments (never attached: outside the
+    address-space limit) is refused past the sandbox's 64 MB; the snippet's expectation is 0 unless it
+    got more than 128 MB."""
+    _bwrap_or_skip()
+    _skip_unless_root_grader("a39_sysv_shm_quota")
+    results = grade_snippets(tmp_path, {"hog": "a39_sysv_shm_quota"}, jobs=1)
+    assert code_scores(results["hog"]) == expected_scores("a39_sysv_shm_quota"), results["hog"].status
 
 
 def _frame(body: bytes) -> bytes:
@@ -386,3 +410,263 @@ def test_a_costly_reply_is_refused_before_it_is_parsed(body):
     finally:
         ours.close()
         theirs.close()
+
+
+# -- issue 10, the batch side: malformed classes, unsafe ids, absurd sizes, strict isolation ----------
+UNSAFE_FOLDERS = {  # folder name (bytes: not every one is valid UTF-8) -> what it attacks
+    b'=HYPERLINK("x","PASS")': "formula",
+    b"+1": "formula",
+    b"-1+2": "formula",
+    b"@SUM(A1)": "formula",
+    b"esc\x1b]52;c;aGk=\x07\x1b[2J": "terminal control (OSC 52, clear screen)",
+    b"rtl\xe2\x80\xaessap": "right-to-left override",
+    b"bad\xff\xfeutf8": "not UTF-8",
+    b"new\nline": "newline",
+}
+ODD_TEXT = "lone \ud800 surrogate, NUL \x00 and an RTL override \u202e in one answer"
+
+
+def _nb_bytes(nb: dict) -> bytes:
+    """A notebook as a student's editor could save it: escapes (\\ud800, \\u0000) are valid JSON."""
+    return json.dumps(nb, ensure_ascii=True).encode("ascii")
+
+
+def _tiny_cells_notebook(release: dict, n: int) -> dict:
+    nb = dict(release)
+    nb["cells"] = [{"cell_type": "markdown", "metadata": {}, "source": "x"}] * n
+    return nb
+
+
+@pytest.fixture(scope="module")
+def malformed_batch(tmp_path_factory):
+    """One class holding every malformed case of issue 10's attacks 2, 6 and 7, graded in one batch."""
+    isolation_text = _bwrap_or_skip()
+    if not RELEASE.is_file():
+        pytest.skip("the lesson 16 release notebook is missing (make release)")
+    tmp = tmp_path_factory.mktemp("malformed")
+    subs, out = tmp / "submitted", tmp / "out"
+    release = json.loads(RELEASE.read_text(encoding="utf-8"))
+    honest = with_code(release, REFERENCE)
+    # in the source (made U+FFFD when read), printed, and in an exception message sent back by the sandbox
+    odd_code = REFERENCE + "\n_odd = '\ud800 \x00'\nprint('\\ud800 \\x00')\nraise ValueError('\\ud800 \\x00 at load')\n"
+    notebooks = {  # student folder -> notebook bytes (in <student>/16-asymmetric-pipeline/)
+        "honest": _nb_bytes(honest),
+        "odd-answers": _nb_bytes(with_answers(honest, {"q1": ODD_TEXT, "q2": "\ud800", "q3": "\x00"})),
+        "odd-code": _nb_bytes(with_code(release, odd_code)),
+        "odd-metadata": _nb_bytes({**honest, "metadata": {"\ud800": "\udfff", "kernelspec": {"name": "\x00"}}}),
+        "many-cells": _nb_bytes(_tiny_cells_notebook(release, 400_000)),
+        "many-values": _nb_bytes({**honest, "metadata": {"junk": [0] * 1_200_000}}),
+    }
+    for name, data in notebooks.items():
+        path = subs / name / ASSIGNMENT / "asymmetric_pipeline.ipynb"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(data)
+    for raw in UNSAFE_FOLDERS:
+        path = os.path.join(os.fsencode(subs), raw, ASSIGNMENT.encode())
+        os.makedirs(path)
+        with open(os.path.join(path, b"asymmetric_pipeline.ipynb"), "wb") as fh:
+            fh.write(notebooks["honest"])
+    (subs / "unknown-assignment" / "99-no-such-lesson").mkdir(parents=True)
+    (subs / "unknown-assignment" / "99-no-such-lesson" / "x.ipynb").write_bytes(notebooks["honest"])
+    (subs / "no-assignment-folder").mkdir()
+    (subs / "no-assignment-folder" / "asymmetric_pipeline.ipynb").write_bytes(notebooks["honest"])
+    (subs / "unsafe-assignment" / "=cmd").mkdir(parents=True)
+    mp = pytest.MonkeyPatch()
+    mp.setenv(LIMITS_ENV, json.dumps(TEST_LIMITS))
+    mp.setattr(engine, "_assignments", {})
+    try:
+        results = grade_class(subs, out, isolation="bwrap", jobs=2, quiet=True)
+    finally:
+        mp.undo()
+        engine._assignments.clear()
+    with (out / "grades.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    return {
+        "results": results,
+        "rows": rows,
+        "folders": os.listdir(os.fsencode(subs)),
+        "out": out,
+        "isolation": isolation_text,
+    }
+
+
+def _row(batch, student: str) -> dict:
+    return next(r for r in batch["rows"] if r["student_id"] == student)
+
+
+def test_a_batch_with_every_malformed_case_writes_one_row_per_student_folder(malformed_batch):
+    """Attack 2, 6, 7: the batch finishes and grades.csv (valid UTF-8) has exactly one row per student
+    folder found, distinct ids, each with a result record and a feedback page."""
+    rows = malformed_batch["rows"]
+    assert len(rows) == len(malformed_batch["folders"]) == len({r["student_id"] for r in rows})
+    for res in malformed_batch["results"]:
+        assert (malformed_batch["out"] / "results" / res.student_id / f"{res.assignment_id}.json").is_file()
+        assert (malformed_batch["out"] / "feedback" / res.student_id / f"{res.assignment_id}.html").is_file()
+
+
+def test_lone_surrogates_nul_and_rtl_in_a_submission_are_graded_not_fatal(malformed_batch):
+    """Attack 2: answers, code, values, messages and metadata holding lone surrogates, NUL and RTL
+    overrides are made encodable when they enter; the code is graded as usual."""
+    for student in ("honest", "odd-answers", "odd-code", "odd-metadata"):
+        row = _row(malformed_batch, student)
+        assert (row["simulator"], row["solver"]) == ("2", "2"), row
+        assert not row["status"].startswith("error"), row
+    by_id = {r.student_id: r for r in malformed_batch["results"]}
+    assert any("U+FFFD" in m for m in by_id["odd-answers"].messages)
+    db = sqlite3.connect(malformed_batch["out"] / "gradebook.db")
+    try:
+        (students,) = db.execute("SELECT COUNT(DISTINCT student_id) FROM submitted_assignment").fetchone()
+    finally:
+        db.close()
+    assert students >= 4
+
+
+def test_unsafe_folder_names_get_an_error_row_under_a_safe_id(malformed_batch):
+    """Attack 6: `grade` applies collect's id rule. Each unsafe folder (formula prefixes, control
+    characters, RTL override, invalid UTF-8, newline) gets its own row under a safe stand-in id that
+    cannot start a formula or carry control characters, says why, and never passes."""
+    from autograder.untrusted import SAFE_ID
+
+    unsafe = [r for r in malformed_batch["rows"] if r["student_id"].startswith("unsafe_")]
+    assert len(unsafe) == len(UNSAFE_FOLDERS)
+    for row in malformed_batch["rows"]:
+        assert SAFE_ID.match(row["student_id"]), row["student_id"]
+        assert SAFE_ID.match(row["assignment_id"]) or row["assignment_id"] == "(none)", row
+    for row in unsafe:
+        assert "unsafe name" in row["status"] and row["passed"] == "false", row
+        assert not any(ch in row["status"] for ch in "\x1b\x07\n\u202e"), row["status"]
+    row = _row(malformed_batch, "unsafe-assignment")
+    assert row["assignment_id"].startswith("unsafe_") and row["passed"] == "false", row
+
+
+def test_a_row_that_could_not_be_graded_never_passes(malformed_batch):
+    """Attack 6: an unknown assignment (no pass line, no items) used to show passed=true."""
+    for student, why in (("unknown-assignment", "unknown assignment"), ("no-assignment-folder", "no assignment")):
+        row = _row(malformed_batch, student)
+        assert why in row["status"] and row["passed"] == "false", row
+
+
+@pytest.mark.parametrize(("student", "why"), [("many-cells", "cells, over the limit"),
+                                              ("many-values", "JSON values, over the limit")])
+def test_absurd_notebooks_get_a_clear_bounded_error(malformed_batch, student, why):
+    """Attack 7: 400 000 tiny cells (19 MB) or 1.2 million JSON values are refused from a count made
+    on the text before it is parsed, with a message the student understands, and never pass."""
+    row = _row(malformed_batch, student)
+    assert row["status"].startswith("unreadable") and why in row["status"], row
+    assert row["passed"] == "false"
+
+
+def test_a_recording_failure_is_that_students_error_row(tmp_path, monkeypatch):
+    """Attack 2: when recording one student fails (here the gradebook raises UnicodeEncodeError, as
+    SQLite did on a lone surrogate), that student gets an error row and every other student is
+    recorded; grades.csv has them all."""
+    from autograder import gradebook
+
+    record = gradebook.record
+
+    def failing(out, result, path):
+        if result.student_id == "b-breaks-the-writer":
+            "\ud800".encode("utf-8")
+        return record(out, result, path)
+
+    monkeypatch.setattr(gradebook, "record", failing)
+    cases = {"a-honest": "a07h_honest_reference", "b-breaks-the-writer": "a07h_honest_reference",
+             "c-honest": "a07h_honest_reference"}
+    results = grade_snippets(tmp_path, cases, jobs=1, isolation="auto")
+    assert results["b-breaks-the-writer"].status.startswith("error: recording the result failed")
+    assert not results["b-breaks-the-writer"].passed and results["b-breaks-the-writer"].total == 0
+    for student in ("a-honest", "c-honest"):
+        assert code_scores(results[student]) == expected_scores("a07h_honest_reference")
+    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
+    assert sorted(r["student_id"] for r in rows) == sorted(cases)
+
+
+def test_grade_refuses_to_run_without_bubblewrap_unless_told(tmp_path):
+    """Attack 8: without bubblewrap (here: not on PATH) `grade` stops with an error saying how to go
+    on, instead of grading real submissions in the fallback; `--isolation none` is the explicit way."""
+    if not RELEASE.is_file():
+        pytest.skip("the lesson 16 release notebook is missing (make release)")
+    subs = tmp_path / "submitted"
+    dest = subs / "student" / ASSIGNMENT / "asymmetric_pipeline.ipynb"
+    dest.parent.mkdir(parents=True)
+    dest.write_text(json.dumps(json.loads(RELEASE.read_text(encoding="utf-8"))), encoding="utf-8")
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent)}  # python, no bwrap
+    cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--quiet"]
+    refused = subprocess.run([*cmd, "--out", str(tmp_path / "a")], env=env, capture_output=True, text=True,
+                             timeout=120)
+    assert refused.returncode != 0
+    assert "--isolation none" in refused.stderr and "NOT a sandbox" in refused.stderr, refused.stderr
+    assert not (tmp_path / "a" / "grades.csv").exists()
+    told = subprocess.run([*cmd, "--out", str(tmp_path / "b"), "--isolation", "none"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert told.returncode == 0, told.stderr
+    saved = json.loads((tmp_path / "b" / "results" / "student" / f"{ASSIGNMENT}.json").read_text(encoding="utf-8"))
+    assert "NOT a sandbox" in saved["isolation"]
+
+
+def _grader_temp_dirs(tmp: Path) -> list[str]:
+    return sorted(p.name for p in tmp.iterdir() if p.name.startswith(("grader-stage-", "grader-fallback-")))
+
+
+@pytest.mark.parametrize(("signum", "isolation"), [(signal.SIGTERM, "bwrap"), (signal.SIGINT, "bwrap"),
+                                                   (signal.SIGTERM, "none")])
+def test_temp_folders_are_removed_when_grade_is_interrupted(tmp_path, signum, isolation):
+    """Attack 8: SIGTERM or Ctrl-C in the middle of a batch: `grade` stops its sandboxes and removes
+    their staging and temporary folders (grader-stage-*, grader-fallback-*), and says so."""
+    if isolation == "bwrap":
+        _bwrap_or_skip()
+    if not RELEASE.is_file():
+        pytest.skip("the lesson 16 release notebook is missing (make release)")
+    release = json.loads(RELEASE.read_text(encoding="utf-8"))
+    subs = tmp_path / "submitted"
+    for i in range(4):  # an infinite loop in every call: the batch lasts long enough to be interrupted
+        dest = subs / f"slow{i}" / ASSIGNMENT / "asymmetric_pipeline.ipynb"
+        dest.parent.mkdir(parents=True)
+        code = build_code(HOSTILE / "a15_infinite_loop_one_method.py", {})
+        dest.write_text(json.dumps(with_code(release, code)), encoding="utf-8")
+    temp = Path(tempfile.mkdtemp(prefix="interrupt-"))  # TMPDIR of the grade run, reachable by the sandbox uid
+    temp.chmod(0o755)
+    try:
+        env = {**os.environ, "TMPDIR": str(temp), LIMITS_ENV: json.dumps(TEST_LIMITS)}
+        cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(tmp_path / "out"),
+               "--jobs", "2", "--isolation", isolation, "--quiet"]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not _grader_temp_dirs(temp) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if isolation == "bwrap" and not _grader_temp_dirs(temp):
+            proc.kill()
+            proc.wait()
+            pytest.skip("this sandbox needs no temporary folder (the grader is not root)")
+        time.sleep(1.5)  # mid-batch: calls are running
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode != 0
+        assert "interrupted" in err, err
+        assert _grader_temp_dirs(temp) == []
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_temp_folders_are_removed_when_the_batch_raises(tmp_path, monkeypatch):
+    """Attack 8: an exception in the middle of a batch (here: the progress display) still stops every
+    sandbox and removes its temporary folders."""
+    from autograder import batch as batch_module
+
+    temp = Path(tempfile.mkdtemp(prefix="raises-"))
+    temp.chmod(0o755)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+
+    def broken(self, label):
+        raise RuntimeError("the terminal went away")
+
+    monkeypatch.setattr(batch_module.Progress, "step", broken)
+    try:
+        with pytest.raises(RuntimeError, match="terminal went away"):
+            grade_snippets(tmp_path, {"a": "a07h_honest_reference", "b": "a07h_honest_reference"}, jobs=2,
+                           isolation="auto")
+        assert _grader_temp_dirs(temp) == []
+        assert engine._all_workers == []
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
