@@ -123,6 +123,18 @@ def processes_with(marker: str) -> list[str]:
     return found
 
 
+def grade_with_test_limits(subs: Path, out: Path, **kwargs):
+    """``grade_class`` with the suite's lowered limits (the assignment is loaded afresh with them)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv(LIMITS_ENV, json.dumps(TEST_LIMITS))
+    mp.setattr(engine, "_assignments", {})
+    try:
+        return grade_class(subs, out, **kwargs)
+    finally:
+        mp.undo()
+        engine._assignments.clear()
+
+
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     isolation_text = _bwrap_or_skip()
@@ -150,16 +162,11 @@ def batch(tmp_path_factory):
         dest.parent.mkdir(parents=True)
         dest.write_text(json.dumps(nb, ensure_ascii=False, indent=1), encoding="utf-8")
     before = tree_digest(subs)
-    mp = pytest.MonkeyPatch()
-    mp.setenv(LIMITS_ENV, json.dumps(TEST_LIMITS))
-    mp.setattr(engine, "_assignments", {})  # load the assignment afresh, with the lowered limits
     started = time.monotonic()
     try:
-        results = grade_class(subs, out, isolation="bwrap", jobs=2, quiet=True)
+        results = grade_with_test_limits(subs, out, isolation="bwrap", jobs=2, quiet=True)
     finally:
         elapsed = time.monotonic() - started
-        mp.undo()
-        engine._assignments.clear()
     time.sleep(0.3)  # let the kernel finish tearing the PID namespaces down
     leftovers = processes_with(marker)
     listener.close()
@@ -273,30 +280,16 @@ def test_fallback_without_bwrap_is_reported_and_still_contains_processes(tmp_pat
     if not RELEASE.is_file():
         pytest.skip("the lesson 16 release notebook is missing (make release)")
     marker = f"97{uuid.uuid4().int % 10**7:07d}"
-    release = json.loads(RELEASE.read_text(encoding="utf-8"))
-    subs = tmp_path / "submitted"
     cases = {
         "honest": "a07h_honest_reference",
         "daemon": "a27_double_fork_sleeper",
         "stderr": "a26_honest_prints_to_stderr",
     }
-    for student, stem in cases.items():
-        dest = subs / student / ASSIGNMENT / "asymmetric_pipeline.ipynb"
-        dest.parent.mkdir(parents=True)
-        code = build_code(HOSTILE / f"{stem}.py", {"MARKER": marker})
-        dest.write_text(json.dumps(with_code(release, code), ensure_ascii=False), encoding="utf-8")
-    mp = pytest.MonkeyPatch()
-    mp.setenv(LIMITS_ENV, json.dumps(TEST_LIMITS))
-    mp.setattr(engine, "_assignments", {})
-    try:
-        results = grade_class(subs, tmp_path / "out", isolation="none", jobs=1)
-    finally:
-        mp.undo()
-        engine._assignments.clear()
+    results = grade_snippets(tmp_path, cases, jobs=1, isolation="none", values={"MARKER": marker}, quiet=False)
     assert "isolation: fallback" in capsys.readouterr().err
     time.sleep(0.3)
     assert processes_with(marker) == []
-    for res in results:
+    for res in results.values():
         assert {it.id: it.score for it in res.items if it.kind == "code"} == {"simulator": 2.0, "solver": 2.0}
         assert res.isolation.startswith("fallback") and "NOT a sandbox" in res.isolation
         page = (tmp_path / "out" / "feedback" / res.student_id / f"{ASSIGNMENT}.html").read_text(
@@ -315,14 +308,7 @@ def grade_snippets(tmp_path: Path, cases: dict[str, str], *, jobs: int, isolatio
         dest.parent.mkdir(parents=True)
         code = build_code(HOSTILE / f"{stem}.py", values or {})
         dest.write_text(json.dumps(with_code(release, code), ensure_ascii=False), encoding="utf-8")
-    mp = pytest.MonkeyPatch()
-    mp.setenv(LIMITS_ENV, json.dumps(TEST_LIMITS))
-    mp.setattr(engine, "_assignments", {})
-    try:
-        results = grade_class(subs, tmp_path / "out", isolation=isolation, jobs=jobs, quiet=quiet)
-    finally:
-        mp.undo()
-        engine._assignments.clear()
+    results = grade_with_test_limits(subs, tmp_path / "out", isolation=isolation, jobs=jobs, quiet=quiet)
     return {r.student_id: r for r in results}
 
 
@@ -471,14 +457,7 @@ def malformed_batch(tmp_path_factory):
     (subs / "no-assignment-folder").mkdir()
     (subs / "no-assignment-folder" / "asymmetric_pipeline.ipynb").write_bytes(notebooks["honest"])
     (subs / "unsafe-assignment" / "=cmd").mkdir(parents=True)
-    mp = pytest.MonkeyPatch()
-    mp.setenv(LIMITS_ENV, json.dumps(TEST_LIMITS))
-    mp.setattr(engine, "_assignments", {})
-    try:
-        results = grade_class(subs, out, isolation="bwrap", jobs=2, quiet=True)
-    finally:
-        mp.undo()
-        engine._assignments.clear()
+    results = grade_with_test_limits(subs, out, isolation="bwrap", jobs=2, quiet=True)
     with (out / "grades.csv").open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     return {
