@@ -541,14 +541,14 @@ def test_a_recording_failure_is_that_students_error_row(tmp_path, monkeypatch):
     recorded; grades.csv has them all."""
     from autograder import gradebook
 
-    record = gradebook.record
+    record_many = gradebook.record_many
 
-    def failing(out, result, path):
-        if result.student_id == "b-breaks-the-writer":
+    def failing(out, batch, **kwargs):
+        if any(result.student_id == "b-breaks-the-writer" for result, _ in batch):
             "\ud800".encode("utf-8")
-        return record(out, result, path)
+        return record_many(out, batch, **kwargs)
 
-    monkeypatch.setattr(gradebook, "record", failing)
+    monkeypatch.setattr(gradebook, "record_many", failing)
     cases = {"a-honest": "a07h_honest_reference", "b-breaks-the-writer": "a07h_honest_reference",
              "c-honest": "a07h_honest_reference"}
     results = grade_snippets(tmp_path, cases, jobs=1, isolation="auto")
