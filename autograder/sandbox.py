@@ -639,12 +639,22 @@ def _recv(sock: socket.socket, timeout: float):
 LATE_READ_GRACE = 2.0
 
 
+def _waiting(sock: socket.socket) -> bool:
+    """Whether data (or the peer's close) is waiting on ``sock`` right now."""
+    try:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):  # closed meanwhile (the sandbox was stopped)
+        return True  # recv then reports the closed socket
+
+
 def _recv_exact(sock: socket.socket, size: int, deadline: float):
     chunks, got = [], 0
     while got < size:
         left = deadline - time.monotonic()
         if left <= 0:
-            if -left > LATE_READ_GRACE or not select.select([sock], [], [], 0)[0]:
+            if -left > LATE_READ_GRACE or not _waiting(sock):
                 raise TimeoutError
             left = 0.05  # readable now: recv returns at once
         sock.settimeout(left)

@@ -649,3 +649,26 @@ def test_temp_folders_are_removed_when_the_batch_raises(tmp_path, monkeypatch):
         assert engine._all_workers == []
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_the_demo_falls_back_without_bubblewrap_and_says_so(tmp_path, monkeypatch, capsys):
+    """Attack 8, the demo's side: `make demo` grades its own sample class (built from the release and
+    the reference) in the fallback where bubblewrap cannot run, and says so before grading."""
+    from autograder import __main__ as cli
+    from autograder import batch as batch_module
+    from autograder import demo as demo_module
+
+    monkeypatch.setattr(sandbox, "bwrap_usable", lambda: (False, "bubblewrap is not installed"))
+    monkeypatch.setattr(demo_module, "build_sample_class", lambda dest: Path(dest))
+    seen = {}
+
+    def fake_grade_class(submissions, out, *, isolation, **kwargs):
+        seen["mode"] = sandbox.resolve_isolation(isolation)[0]
+        return []
+
+    monkeypatch.setattr(batch_module, "grade_class", fake_grade_class)
+    assert cli.main(["demo", "--out", str(tmp_path)]) == 0
+    assert seen["mode"] == "fallback"
+    assert "WITHOUT a sandbox" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="--isolation none"):
+        cli.main(["demo", "--out", str(tmp_path), "--isolation", "bwrap"])
