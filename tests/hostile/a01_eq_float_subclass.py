@@ -1,8 +1,10 @@
-# expect: simulator=0.0625 solver=0
+# expect: simulator=0 solver=0
 # Always-true __eq__ objects returned in place of results: a float subclass that equals everything
 # (and lies in __float__/__repr__/__abs__/__sub__), a list subclass that equals everything and claims
 # to hold the seed's answer. The grader reads the base-class slots (-1.0 and an empty list) and compares
-# plain data with its own code. The simulator still passes "does not modify the input" (0.5 of 16).
+# plain data with its own code. (It used to keep "does not modify the input", 1/16 of the simulator;
+# since every edge test also asks for a right result on an ordinary case, code that returns nothing
+# right scores 0: d178251.)
 
 
 class Liar(float):

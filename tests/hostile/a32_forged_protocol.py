@@ -1,8 +1,9 @@
-# expect: simulator=0.125 solver=0.25
+# expect: simulator=0 solver=0
 # The worker's own code runs in the student's process, so a submission can rewrite what it sends:
 # here json.dumps is patched so that every answer claims "raised ValueError". That buys exactly what
-# honestly raising ValueError buys (a33_always_valueerror.py): the validation tests (1 of 16 and
-# 2 of 16), nothing else. The grader trusts no more than plain JSON data from the sandbox.
+# honestly raising ValueError buys (a33_always_valueerror.py): nothing, since every validation test
+# also asks for a right result on an ordinary case (d178251). The grader trusts no more than plain
+# JSON data from the sandbox.
 import json
 
 _dumps = json.dumps
