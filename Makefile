@@ -29,12 +29,14 @@ help:
 	@echo "make gradescope [ASSIGNMENT=id]  Gradescope autograder zips in dist/ (docs/SCALING.md)"
 	@echo "make bench    speed figures (engine vs nbgrader autograde, pipelab)"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml jupyter-config/autograder.json
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "Python >= 3.11 is required (found $$($(PYTHON) --version))"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	# an editable install skips pyproject's data-files: enable the Validate → selfcheck server extension here
+	install -D -m 644 jupyter-config/autograder.json $(VENV)/etc/jupyter/jupyter_server_config.d/autograder.json
 	touch $@
 
 setup: $(STAMP)

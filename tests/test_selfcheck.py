@@ -172,3 +172,21 @@ def test_cli_exit_codes():
     )
     assert ok.returncode == 0 and "可以提交" in ok.stdout, ok.stdout + ok.stderr
     assert bad.returncode == 1 and "❌" in bad.stdout
+
+
+def test_validate_button_reply(tmp_path):
+    """What nbgrader's Validate button receives (autograder.lab_selfcheck): nbgrader's success reply for a
+    ready notebook, None (nbgrader's own validator) for a notebook of no course assignment, and a report
+    whose every text is HTML-escaped (nbgrader's dialog puts it into innerHTML)."""
+    from autograder.lab_selfcheck import run_selfcheck
+
+    a = load_assignment(known_assignments()[A16])
+    assert run_selfcheck(a.source) == {"success": True, "value": {}}
+    other = tmp_path / "elsewhere" / "notes.ipynb"
+    other.parent.mkdir()
+    other.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}))
+    assert run_selfcheck(other) is None
+    code = reference_code(known_assignments()[A16]) + "\nraise ValueError('<img src=x onerror=alert(1)>')\n"
+    reply = run_selfcheck(_write(tmp_path, with_code(_source(A16), code)))
+    error = reply["value"]["failed"][0]["error"]
+    assert "&lt;img src=x onerror=alert(1)&gt;" in error and "<img" not in error

@@ -1,0 +1,56 @@
+"""The one-click self-check in a real JupyterLab in headless Chromium: nbgrader's Validate toolbar button
+runs ``python -m autograder selfcheck``'s check (``autograder.lab_selfcheck``) and shows its report:
+first on the untouched release (stubs, empty answers), then after the student imports ``pipelab``.
+
+Screenshots: ``build/test-artifacts/browser/<test name>/validate-*.png``."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from autograder.demo import reference_cells
+
+from .test_student_path import REPO
+
+pytestmark = pytest.mark.browser
+
+ASSIGNMENT = "16-asymmetric-pipeline"
+COPY = f"selfcheck/{ASSIGNMENT}/asymmetric_pipeline.ipynb"  # its own copy: Validate saves the notebook
+
+
+def validate(nb, shot) -> str:
+    """Click the notebook's Validate button; return the dialog's text once the report is in, then close it."""
+    nb.page.locator(f'[id="{nb.panel_id}"] .validate-button').first.click()
+    dialog = nb.page.locator(".jp-Dialog")
+    dialog.get_by_text("Validation Results").wait_for(timeout=120_000)
+    text = dialog.inner_text()
+    nb.page.screenshot(path=str(shot))
+    dialog.locator(".jp-mod-accept").click()
+    dialog.wait_for(state="detached")
+    return text
+
+
+def test_validate_button_runs_the_selfcheck(lab, notebook_ui, artifacts, steps):
+    dest = lab.root_dir / COPY
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(lab.root_dir / ASSIGNMENT / "asymmetric_pipeline.ipynb", dest)
+    nb = notebook_ui(COPY)
+    steps("open a copy of the release")
+
+    text = validate(nb, artifacts / "validate-release.png")
+    assert "自检 (selfcheck)" in text, text  # the self-check's report, not nbgrader's own validator
+    assert "NotImplementedError" in text and "q1" in text and "❌" in text
+    assert "test_" not in text  # no hidden test names
+    steps("validate the release: stubs and empty answers reported")
+
+    code = (
+        "import pipelab.figures  # 只在 JupyterLab 里有\n"
+        + reference_cells(REPO / "autograder" / ASSIGNMENT)["exercise"]
+    )
+    nb.set_source("exercise", code)
+    text = validate(nb, artifacts / "validate-pipelab.png")
+    assert "'pipelab'" in text and "[imports]" in text, text
+    assert "simulate_1f1b_execution 在" not in text or "NotImplementedError" not in text
+    steps("validate after importing pipelab: reported")
