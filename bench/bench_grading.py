@@ -1,4 +1,12 @@
-"""Grading throughput: this engine (sandboxed and not) against `nbgrader autograde` on the same class.
+"""Grading throughput: a class of 300 and of 1,000 submissions end to end (sandboxed grading, gradebook,
+feedback pages, grades.csv) with the share of each phase, and this engine (sandboxed and not) against
+`nbgrader autograde` on the same class.
+
+The scaled classes are the demo class of both lessons (every catalogued mistake, the reference, stubs,
+unreadable files, answers without code) copied round-robin under new student ids, without the two
+submissions per lesson that run into a time limit on purpose (an infinite loop and an exponential
+solver: each costs its time limit, 5 s and 2 x 2 s of one sandbox, whatever the engine does).
+nbgrader autograde is timed on the demo class itself (too slow for 300; the figure is per submission).
 
 nbgrader gets the same hidden tests, embedded the nbgrader way (a ``### BEGIN HIDDEN TESTS`` block in
 each check cell, run in the student's kernel, all-or-nothing per cell). Code scores are compared on the
@@ -104,25 +112,70 @@ def _nbgrader_scores(course: Path, assignments) -> dict[tuple[str, str], dict[st
     return scores
 
 
+SLOW = ("infinite-loop", "solver-exponential")  # run into a time limit on purpose
+
+
+def _scaled_class(base: Path, dest: Path, n: int) -> Path:
+    """``n`` submissions: the base class's students (both lessons) copied round-robin under new ids."""
+    students = [s for s in sorted(base.iterdir()) if not any(x in s.name for x in SLOW)]
+    for i in range(n):
+        src = students[i % len(students)]
+        shutil.copytree(src, dest / f"c{i // len(students):03d}-{src.name}")
+    return dest
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _class_scale(tmp: Path, base: Path, n: int, mode: str, target: float | None) -> None:
+    from autograder.batch import Phases, grade_class
+
+    subs = _scaled_class(base, tmp / f"class-{n}", n)
+    phases = Phases()
+    before = _load()
+    start = time.perf_counter()
+    results = grade_class(subs, tmp / f"out-{n}", isolation=mode, force=True, quiet=True, phases=phases)
+    wall = time.perf_counter() - start
+    jobs = os.cpu_count() or 1
+    goal = f"  [target < {target:g} s, >= {n / target:.0f}/s]" if target else ""
+    print(f"  class of {len(results)} ({mode}, {jobs} sandboxes): {wall:6.2f} s end to end, "
+          f"{len(results) / wall:5.1f} submissions/s{goal}   ({before} -> {_load().split()[-3]})")
+    sec = phases.seconds
+    grading = sec.pop("grading (sandbox + hidden tests, thread-seconds)", 0.0)
+    sec.pop("total (wall)", None)
+    print(f"    grading threads busy {grading:6.2f} thread-s = {grading / (jobs * wall):4.0%} of {jobs} x wall "
+          f"({grading / max(len(results), 1) * 1000:.0f} ms per submission)")
+    for phase, seconds in sorted(sec.items(), key=lambda kv: -kv[1]):
+        print(f"    main thread: {phase:34s} {seconds:6.2f} s  {seconds / wall:4.0%} of wall")
+
+
 def main() -> None:
     from autograder.batch import known_assignments
+    from autograder.demo import build_sample_class
     from autograder.sandbox import resolve_isolation
 
     assignments = known_assignments()
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         tmp = Path(tmp)
+        mode, text = resolve_isolation("auto")
+        mode = "bwrap" if mode == "bwrap" else "none"  # `grade` never falls back by itself
+        print(f"isolation: {text}; {os.cpu_count()} cores; {_load()}")
+        base = build_sample_class(tmp / "demo")
+        _time_engine(_scaled_class(base, tmp / "warm", 40), tmp / "warm-out", mode)  # imports, caches
+        _class_scale(tmp, base, 300, mode, 15.0)
+        _class_scale(tmp, base, 1000, mode, None)
+
         submissions = _honest_class(tmp / "class")
         n = sum(1 for s in submissions.iterdir() for _ in s.iterdir())
-        print(f"grading benchmark: {n} honest submissions, {os.cpu_count()} cores")
-        mode, _ = resolve_isolation("auto")
-        isolation = "bwrap" if mode == "bwrap" else "none"  # `grade` never falls back by itself
-        _time_engine(submissions, tmp / "warm", isolation)  # first run pays imports; not what we measure
-        t_box, ours = _time_engine(submissions, tmp / "out-sandbox", isolation)
+        print(f"against nbgrader autograde on the demo class: {n} submissions without the infinite loops")
+        t_box, ours = _time_engine(submissions, tmp / "out-sandbox", mode)
         t_none, _ = _time_engine(submissions, tmp / "out-nosandbox", "none")
         t_nb, theirs = _time_nbgrader(submissions, tmp / "nbgrader-course", assignments)
         print(f"  engine, {mode:8s}: {t_box:6.2f} s  {n / t_box:6.1f} submissions/s")
         print(f"  engine, no sandbox: {t_none:6.2f} s  {n / t_none:6.1f} submissions/s")
-        print(f"  nbgrader autograde: {t_nb:6.2f} s  {n / t_nb:6.2f} submissions/s (start-up included)")
+        print(f"  nbgrader autograde: {t_nb:6.2f} s  {n / t_nb:6.2f} submissions/s (start-up included); "
+              f"a class of 300 at this rate: {300 * t_nb / n:5.0f} s")
         print(f"  throughput ratio engine/nbgrader: {t_nb / t_box:.1f}x (target >= 20x)")
         print(f"  time ratio sandboxed/unsandboxed: {t_box / t_none:.2f} (target <= 2)")
         agree = compared = 0
@@ -139,6 +192,7 @@ def main() -> None:
                           f"{nb_scores.get(it.id, 0.0):g}")
         print(f"  code scores identical on {agree}/{compared} all-or-nothing items (a difference is expected where "
               "nbgrader's check cell also runs the visible checks, which call the other, wrong method)")
+        print(f"  {_load()}")
 
 
 if __name__ == "__main__":
