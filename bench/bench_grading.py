@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -134,13 +135,22 @@ def _class_scale(tmp: Path, base: Path, n: int, mode: str, target: float | None)
     subs = _scaled_class(base, tmp / f"class-{n}", n)
     phases = Phases()
     before = _load()
+    cpu0 = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     start = time.perf_counter()
     results = grade_class(subs, tmp / f"out-{n}", isolation=mode, force=True, quiet=True, phases=phases)
     wall = time.perf_counter() - start
+    cpu = [
+        (u.ru_utime + u.ru_stime) - (v.ru_utime + v.ru_stime)
+        for u, v in zip((resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)), cpu0,
+                        strict=True)
+    ]
     jobs = os.cpu_count() or 1
     goal = f"  [target < {target:g} s, >= {n / target:.0f}/s]" if target else ""
     print(f"  class of {len(results)} ({mode}, {jobs} sandboxes): {wall:6.2f} s end to end, "
           f"{len(results) / wall:5.1f} submissions/s{goal}   ({before} -> {_load().split()[-3]})")
+    print(f"    CPU: grader process {cpu[0]:6.2f} s + sandboxes {cpu[1]:6.2f} s = {sum(cpu) / len(results) * 1000:.0f} ms "
+          f"per submission; on {jobs} idle cores that is at least {sum(cpu) / jobs:5.1f} s "
+          f"({len(results) * jobs / sum(cpu):4.1f}/s) -- the figure the machine's load cannot inflate much")
     sec = phases.seconds
     grading = sec.pop("grading (sandbox + hidden tests, thread-seconds)", 0.0)
     sec.pop("total (wall)", None)
