@@ -200,3 +200,15 @@ def test_review_server_exposes_review_only(reviewed):
         assert "connect-src 'self'" in csp and "object-src 'none'" in csp and "'unsafe-eval'" not in csp
     finally:
         server.stop()
+
+
+def test_review_copy_is_a_valid_notebook_without_outputs(reviewed):
+    import nbformat
+
+    out, _, _ = reviewed
+    copy = nbformat.read(
+        out / "autograded" / "mallory" / ASSIGNMENT / "asymmetric_pipeline.ipynb", as_version=4
+    )
+    nbformat.validate(copy)
+    assert all(c.get("outputs", []) == [] and not c.get("attachments") for c in copy.cells)
+    assert {c.cell_type for c in copy.cells} <= {"code", "markdown"}  # raw cells became escaped text
