@@ -33,6 +33,13 @@ REVIEW_OPTIONS = [
     # formgrader (a repeated option adds to the dict)
     "--ServerApp.jpserver_extensions=autograder.review_server=True",
     "--ServerApp.jpserver_extensions=autograder.group_page=True",
+    # the student-side extensions the environment enables for JupyterLab are not review: Validate would run
+    # a submission's code (nbgrader's validator: as the instructor, unsandboxed), assignment_list fetches
+    # and submits through the exchange
+    "--ServerApp.jpserver_extensions=nbgrader.server_extensions.validate_assignment=False",
+    "--ServerApp.jpserver_extensions=autograder.lab_selfcheck=False",
+    "--ServerApp.jpserver_extensions=nbgrader.server_extensions.assignment_list=False",
+    "--ServerApp.jpserver_extensions=nbgrader.server_extensions.course_list=False",
 ]
 
 

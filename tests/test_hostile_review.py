@@ -181,6 +181,14 @@ def test_review_server_exposes_review_only(reviewed):
             ("POST", f"/formgrader/api/assignment/{ASSIGNMENT}/collect", None),
             ("POST", f"/formgrader/api/assignment/{ASSIGNMENT}/generate_feedback", None),
             ("PUT", "/formgrader/api/student/mallory", {"first_name": "x"}),
+            # Validate runs the notebook's code: nbgrader's validator would run it as the instructor
+            (
+                "POST",
+                f"/assignments/validate?path=submitted/mallory/{ASSIGNMENT}/asymmetric_pipeline.ipynb",
+                None,
+            ),
+            ("GET", "/assignments?course_id=pp-course", None),
+            ("POST", "/assignments/fetch?course_id=pp-course&assignment_id=x", None),
         ]
         for method, path, body in refused:
             status, _ = server.request(method, path, body)
