@@ -42,7 +42,10 @@ SANDBOX_UID = 65534  # host uid ("nobody") the sandbox runs as when the grader r
 # The pool is host-wide: a uid is held through an flock'd file, so two grader processes on one machine
 # (shards, a second course, parallel test runs) never share a uid; a dead holder releases it.
 _UID_POOL = range(SANDBOX_UID, SANDBOX_UID - 256, -1)
-_UID_LOCK_DIR = Path(tempfile.gettempdir()) / "autograder-sandbox-uids"
+# A fixed host path (not $TMPDIR, which a grader may set privately): only a root grader takes uids.
+_UID_LOCK_DIR = Path(
+    "/run/autograder-sandbox-uids" if os.access("/run", os.W_OK) else "/tmp/autograder-sandbox-uids"
+)
 _uids_held: dict[int, int] = {}  # uid -> fd of its lock file
 _uid_lock = threading.Lock()
 
