@@ -32,6 +32,8 @@ CASES = {
     "q1_mixed_zh": ("q1", 1, ["upstream_starvation"]),
     "q1_terse_zh": ("q1", 2, []),
     "q1_terse_en": ("q1", 2, []),
+    "q1_rendezvous_zh": ("q1", 2, []),  # NCCL send/recv as a rendezvous (the reference's explanation)
+    "q1_rendezvous_en": ("q1", 2, []),
     "q2_terse_en": ("q2", 2, []),
     "q2_missing_bubble_floor_zh": ("q2", 1.5, ["bubble_floor"]),
     "q3_terse_zh": ("q3", 2, []),
