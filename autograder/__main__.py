@@ -41,7 +41,8 @@ def _table(results, out: Path) -> str:
                     cells.append(f"+{it.score:g}")
                 else:
                     cells.append(f"{it.score:g}")
-            cells.append(f"{r.total:g}/{r.max_total:g}" + ("?" if r.provisional else ""))
+            late = f" (-{r.late_penalty:g} late)" if r.late_penalty else ""  # total shown is final_total
+            cells.append(f"{r.final_total:g}/{r.max_total:g}" + ("?" if r.provisional else "") + late)
             cells.append("PASS" if r.passed else "fail")
             cells.append(terminal_text(r.status, 48))
             rows.append(cells)

@@ -215,3 +215,16 @@ def test_no_course_file_keeps_grades_csv_as_it_was(tmp_path):
 
     path = write_grades_csv(tmp_path, [SubmissionResult("s", A, "nb")])
     assert path.read_text(encoding="utf-8").splitlines()[0] == ",".join(FIXED_HEAD + FIXED_TAIL)
+
+
+def test_canvas_late_marker_that_disagrees_is_flagged():
+    from autograder.course import MARKER_NOTE, apply_to_result
+    from autograder.results import SubmissionResult
+
+    policies = load_course_text(COURSE)
+    on_time = apply_to_result(SubmissionResult("s", A, "nb"), policies, CASES[0][1], lms_marker=True)
+    assert on_time.late_note.endswith(MARKER_NOTE) and on_time.late_penalty == 0
+    late = apply_to_result(SubmissionResult("s", A, "nb"), policies, CASES[2][1], lms_marker=True)
+    assert MARKER_NOTE not in late.late_note  # the time agrees with Canvas: nothing to flag
+    other = apply_to_result(SubmissionResult("s", "03-load-imbalance", "nb"), policies, CASES[4][1])
+    assert (other.late_note, other.late_penalty, other.submitted_at) == ("", 0.0, "2026-12-14T16:01:00+00:00")
