@@ -260,6 +260,10 @@ def _grade_class(submissions: Path, out: Path, mode: str, isolation_text: str, *
         phases.timed("stopping sandboxes", shutdown_workers)
         pool.shutdown(wait=True, cancel_futures=True)
     ordered = [results[k] for k in sorted(results)]
+    if policies:
+        from .course import record_in_gradebook
+
+        phases.timed("gradebook", record_in_gradebook, out, policies, ordered)
     phases.timed("grades.csv", write_grades_csv, out, ordered)
     if shard is not None:
         write_manifest(out, shard, ordered)

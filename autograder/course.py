@@ -256,6 +256,37 @@ def reapply(out_dir: Path | str, results) -> None:
     if not kept.is_file():
         return
     policies = load_course(kept)
+    results = list(results)
     for res in results:
         when = datetime.fromisoformat(res.submitted_at) if res.submitted_at else None
         apply_to_result(res, policies, when, MARKER_NOTE in res.late_note)
+    record_in_gradebook(out_dir, policies, results)
+
+
+def record_in_gradebook(out_dir: Path | str, policies: dict[str, LatePolicy], results) -> None:
+    """nbgrader's own late fields, in one transaction: each assignment's ``duedate`` and each submitted
+    notebook's ``late_submission_penalty`` (what ``nbgrader export`` subtracts from the raw score and
+    formgrader shows), for the results of assignments with a policy."""
+    from sqlalchemy import select, update
+
+    from .gradebook import _tables, db_url_for, session
+
+    results = [r for r in results if r.assignment_id in policies]
+    if not results:
+        return
+    t = _tables()
+    a, sa, sn = t["assignment"], t["submitted_assignment"], t["submitted_notebook"]
+    with session(db_url_for(out_dir)) as db:
+        conn = db.connection()
+        for aid in {r.assignment_id for r in results}:
+            due = policies[aid].due.astimezone(UTC).replace(tzinfo=None)  # nbgrader stores naive UTC
+            conn.execute(update(a).where(a.c.name == aid).values(duedate=due))
+        rows = conn.execute(select(sa.c.id, sa.c.student_id, a.c.name).join(a, sa.c.assignment_id == a.c.id))
+        subs = {(row.name, row.student_id): row.id for row in rows}
+        for r in results:
+            sub_id = subs.get((r.assignment_id, r.student_id))
+            if sub_id is not None:
+                penalty = float(r.late_penalty) if r.late_penalty else None
+                conn.execute(
+                    update(sn).where(sn.c.assignment_id == sub_id).values(late_submission_penalty=penalty)
+                )

@@ -205,8 +205,32 @@ def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
 
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         stamp = gb.find_submission(A, "late").timestamp
+        due = gb.find_assignment(A).duedate
+        penalties = {
+            s: gb.find_submission_notebook("asymmetric_pipeline", A, s).late_submission_penalty
+            for s in expected
+        }
     assert stamp.replace(tzinfo=UTC) == datetime(2026, 12, 9, 2, 0, tzinfo=UTC)
+    assert due == datetime(2026, 12, 7, 15, 59)  # nbgrader's duedate, naive UTC
+    assert penalties == {
+        "ontime": None,
+        "grace": None,
+        "late": 2.0,
+        "capped": 5.0,
+        "verylate": 10.0,
+        "notime": None,
+    }
     assert (out / "course.yaml").read_text(encoding="utf-8") == COURSE  # kept for later runs and export
+
+    # export re-applies the kept course file (after formgrader changed scores) to results and gradebook
+    from autograder.course import reapply
+
+    (out / "course.yaml").write_text(COURSE.replace("per_day: 10%", "per_day: 20%"), encoding="utf-8")
+    late = next(r for r in results if r.student_id == "late")
+    reapply(out, [late])
+    assert (late.late_penalty, late.final_total) == (4.0, 6.0)
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        assert gb.find_submission_notebook("asymmetric_pipeline", A, "late").late_submission_penalty == 4.0
 
 
 def test_no_course_file_keeps_grades_csv_as_it_was(tmp_path):
