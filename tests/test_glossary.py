@@ -1,8 +1,6 @@
 """One glossary (docs/glossary.md, issue 13 point 6) serves both lessons: the release ships a copy next to
-the lessons, each lesson links to it, and the lessons avoid every word the glossary lists as not used.
-
-The reference answers and the scoring-table cells (q1…, grading) are exempt: they are owned by the
-written-answer scorer's calibration (issue 11) and checked there.
+the lessons, each lesson links to it, and the lessons avoid every word the glossary lists as not used:
+every cell, the reference answers and the 评分表 generated from rubric.yaml included.
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ LESSONS = {
     "16": ROOT / "solutions" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb",
     "03": ROOT / "solutions" / "03-load-imbalance" / "load_imbalance.ipynb",
 }
-EXEMPT = {"q1", "q2", "q3", "grading"}
 
 
 def _src(cell) -> str:
@@ -29,12 +26,7 @@ def _src(cell) -> str:
 
 def _text(path: Path) -> str:
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return "\n".join(
-        _src(c)
-        for c in cells
-        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") not in EXEMPT
-        and not _src(c).startswith("## 评分表")
-    )
+    return "\n".join(_src(c) for c in cells)
 
 
 def _not_used() -> list[str]:
