@@ -112,7 +112,7 @@ def _export_lms(args) -> int:
     """``export --format canvas|moodle``: the LMS import CSV (``autograder.lms_export``), what was not
     matched reported on stderr; exit 3 when graded students are missing from the roster."""
     from .export import load_results
-    from .lms_export import RosterError, parse_columns, read_roster, write_canvas, write_moodle
+    from .lms_export import CANVAS, RosterError, moodle_format, parse_columns, read_roster, write_lms
     from .safe_text import terminal_text
 
     if not args.roster:
@@ -120,10 +120,8 @@ def _export_lms(args) -> int:
     results = [r for _, r in load_results(Path(args.out))]
     try:
         roster, columns = read_roster(Path(args.roster)), parse_columns(args.column)
-        if args.format == "canvas":
-            done = write_canvas(Path(args.out), results, roster, columns, args.output)
-        else:
-            done = write_moodle(Path(args.out), results, roster, columns, args.moodle_id, args.output)
+        fmt = CANVAS if args.format == "canvas" else moodle_format(args.moodle_id)
+        done = write_lms(fmt, Path(args.out), results, roster, columns, args.output)
     except RosterError as exc:
         raise SystemExit(f"error: {exc}") from None
     for line in done.report:

@@ -117,62 +117,59 @@ def _check(
     return by_key
 
 
-def _write(
-    out: LmsExport,
+@dataclass(frozen=True)
+class LmsFormat:
+    """One LMS's import file: its identity columns (header, roster keys), the roster key it matches on,
+    and whether it has Canvas's ``Points Possible`` row."""
+
+    name: str
+    head: tuple[str, ...]
+    id_cols: tuple[str, ...]
+    lms_key: str
+    points_row: bool = False
+
+
+CANVAS = LmsFormat(
+    "canvas",
+    tuple(CANVAS_HEAD),
+    ("name", "canvas_id", "sis_user_id", "sis_login_id", "section"),
+    "canvas_id",
+    points_row=True,
+)
+
+
+def moodle_format(id_field: str = "email") -> LmsFormat:
+    if id_field not in MOODLE_IDS:
+        raise RosterError(f"--moodle-id must be one of {', '.join(MOODLE_IDS)}")
+    return LmsFormat("moodle", (MOODLE_IDS[id_field],), (id_field,), id_field)
+
+
+def write_lms(
+    fmt: LmsFormat,
+    out_dir: Path,
     results: list[SubmissionResult],
     roster: list[dict[str, str]],
     columns: dict[str, str],
-    id_cols: list[str],
-    id_head: list[str],
-    lms_key: str,
-    what: str,
-    points_row: bool,
+    dest: Path | None = None,
 ) -> LmsExport:
-    """The shared writer: ``id_head`` + one column per assignment (``columns`` renames), an optional
-    Canvas ``Points Possible`` row, then one row per roster student (its ``id_cols``, then its
-    ``final_total`` per assignment, blank where it has none). Text cells go through ``csv_cell``."""
-    by_key = _check(results, roster, lms_key, what, out)
+    """``fmt``'s file (default ``OUT/grades-<lms>.csv``): its identity header + one column per assignment
+    (``columns`` renames), Canvas's ``Points Possible`` row, then one row per roster student (its ids,
+    then its ``final_total`` per assignment, blank where it has none). Text cells go through ``csv_cell``."""
+    out = LmsExport(Path(dest) if dest else Path(out_dir) / f"grades-{fmt.name}.csv")
+    by_key = _check(results, roster, fmt.lms_key, fmt.name.capitalize(), out)
     assignments = sorted({r.assignment_id for r in results})
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(id_head + [csv_cell(columns.get(aid, aid)) for aid in assignments])
-    if points_row:
+    w.writerow(list(fmt.head) + [csv_cell(columns.get(aid, aid)) for aid in assignments])
+    if fmt.points_row:
         maxima = [max(r.max_total for r in results if r.assignment_id == aid) for aid in assignments]
-        w.writerow([CANVAS_POINTS] + [""] * (len(id_head) - 1) + [_num(m) for m in maxima])
+        w.writerow([CANVAS_POINTS] + [""] * (len(fmt.head) - 1) + [_num(m) for m in maxima])
     for row in roster:
         sid = row["student_id"]
         grades = [_num(by_key[(sid, aid)].final_total) if (sid, aid) in by_key else "" for aid in assignments]
-        w.writerow([csv_cell(row.get(k, "")) for k in id_cols] + grades)
+        w.writerow([csv_cell(row.get(k, "")) for k in fmt.id_cols] + grades)
     atomic_write_text(out.path, buf.getvalue())
     return out
-
-
-def write_canvas(
-    out_dir: Path,
-    results: list[SubmissionResult],
-    roster: list[dict[str, str]],
-    columns: dict[str, str],
-    dest: Path | None = None,
-) -> LmsExport:
-    out = LmsExport(Path(dest) if dest else Path(out_dir) / "grades-canvas.csv")
-    id_cols = ["name", "canvas_id", "sis_user_id", "sis_login_id", "section"]
-    return _write(out, results, roster, columns, id_cols, CANVAS_HEAD, "canvas_id", "Canvas", True)
-
-
-def write_moodle(
-    out_dir: Path,
-    results: list[SubmissionResult],
-    roster: list[dict[str, str]],
-    columns: dict[str, str],
-    id_field: str = "email",
-    dest: Path | None = None,
-) -> LmsExport:
-    if id_field not in MOODLE_IDS:
-        raise RosterError(f"--moodle-id must be one of {', '.join(MOODLE_IDS)}")
-    out = LmsExport(Path(dest) if dest else Path(out_dir) / "grades-moodle.csv")
-    return _write(
-        out, results, roster, columns, [id_field], [MOODLE_IDS[id_field]], id_field, "Moodle", False
-    )
 
 
 def parse_columns(specs: list[str] | None) -> dict[str, str]:

@@ -156,20 +156,12 @@ def test_visible_scenarios_come_from_check_cells():
 
 def test_cli_exit_codes():
     a = load_assignment(known_assignments()[A16])
-    ok = subprocess.run(
-        [sys.executable, "-m", "autograder", "selfcheck", str(a.source)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    bad = subprocess.run(
-        [sys.executable, "-m", "autograder", "selfcheck", str(a.release)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+
+    def cli(path):
+        cmd = [sys.executable, "-m", "autograder", "selfcheck", str(path)]
+        return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    ok, bad = cli(a.source), cli(a.release)
     assert ok.returncode == 0 and "可以提交" in ok.stdout, ok.stdout + ok.stderr
     assert bad.returncode == 1 and "❌" in bad.stdout
 
