@@ -307,8 +307,17 @@ def run_child(chan: socket.socket, cells: list, limits: dict) -> None:
         send_answer(chan, answer)
 
 
+def _die_with_parent() -> None:
+    """SIGKILL this process when its parent dies (bubblewrap's --die-with-parent, also for the fallback)."""
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except Exception:
+        pass
+
+
 def child_main(chan: socket.socket, out_w: int, workdir: str, cells: list, limits: dict) -> None:
     os.setsid()
+    _die_with_parent()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(out_w, 1)
@@ -572,6 +581,7 @@ def main(argv: list[str]) -> None:
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER = 36
     except Exception:
         pass
+    _die_with_parent()  # a grader killed with SIGKILL leaves no zygote behind (the fallback has no bwrap)
     os.makedirs(scratch, exist_ok=True)
     ctrl = socket.socket(fileno=ctrl_fd)
     send(ctrl, {"hello": True, "pid": os.getpid(), "numpy": bool(np)})
