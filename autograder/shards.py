@@ -197,8 +197,28 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
         for res, _ in batch:
             merged.append(res)
             progress.step(f"{res.student_id} {res.assignment_id}")
+    _merge_course_file(shard_dirs, out, merged)
     write_grades_csv(out, merged)
     return merged
+
+
+def _merge_course_file(shard_dirs: list[Path], out: Path, merged: list) -> None:
+    """The shards' course file (due dates, late policy: ``autograder.course``) kept in ``out`` and its
+    fields written to the merged gradebook; the results already carry each penalty. Shards graded with
+    different course files are refused."""
+    from .course import load_course, record_in_gradebook
+    from .results import atomic_write_text
+
+    texts = {
+        (d / "course.yaml").read_text(encoding="utf-8") for d in shard_dirs if (d / "course.yaml").is_file()
+    }
+    if len(texts) > 1:
+        raise ShardError(
+            "the shards were graded with different course files (course.yaml); re-grade them with one"
+        )
+    if texts:
+        atomic_write_text(out / "course.yaml", texts.pop())
+        record_in_gradebook(out, load_course(out / "course.yaml"), merged)
 
 
 def _check_same_grader(graders: dict[str, tuple[str, Path]]) -> None:

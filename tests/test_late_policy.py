@@ -252,3 +252,34 @@ def test_canvas_late_marker_that_disagrees_is_flagged():
     assert MARKER_NOTE not in late.late_note  # the time agrees with Canvas: nothing to flag
     other = apply_to_result(SubmissionResult("s", "03-load-imbalance", "nb"), policies, CASES[4][1])
     assert (other.late_note, other.late_penalty, other.submitted_at) == ("", 0.0, "2026-12-14T16:01:00+00:00")
+
+
+def test_sharded_grading_and_merge_keep_the_late_policy(tmp_path, course):
+    from autograder.shards import merge, parse_shard
+
+    a = load_assignment(known_assignments()[A])
+    subs = tmp_path / "submitted"
+    for student, when, *_ in CASES:
+        folder = subs / student / A
+        folder.mkdir(parents=True)
+        (folder / NB).write_bytes(a.source.read_bytes())
+        write_submission_time(folder, when)
+    try:
+        for k in (1, 2):
+            grade_class(
+                subs, tmp_path / f"out{k}", course=course, quiet=True, jobs=1, shard=parse_shard(f"{k}/2")
+            )
+    finally:
+        shutdown_workers()
+    merged = {
+        r.student_id: r for r in merge([tmp_path / "out1", tmp_path / "out2"], tmp_path / "out", quiet=True)
+    }
+    assert {s: merged[s].late_penalty for s, *_ in CASES} == {
+        s: p + (1 if s == "verylate" else 0) for s, _, _, p, _ in CASES
+    }
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{tmp_path / 'out' / 'gradebook.db'}") as gb:
+        assert gb.find_submission_notebook("asymmetric_pipeline", A, "capped").late_submission_penalty == 5.0
+    with open(tmp_path / "out" / "grades.csv", newline="", encoding="utf-8") as fh:
+        assert "final_total" in next(csv.reader(fh))
