@@ -7,6 +7,8 @@ Screenshots: ``build/test-artifacts/browser/<test name>/validate-*.png``."""
 from __future__ import annotations
 
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -33,6 +35,10 @@ def validate(nb, shot) -> str:
 
 
 def test_validate_button_runs_the_selfcheck(lab, notebook_ui, artifacts, steps):
+    enabled = Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / "autograder.json"
+    assert enabled.is_file(), (
+        f"{enabled} is missing: the Validate → selfcheck extension is not enabled (make setup)"
+    )
     dest = lab.root_dir / COPY
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(lab.root_dir / ASSIGNMENT / "asymmetric_pipeline.ipynb", dest)
