@@ -69,6 +69,13 @@ def render(rubric: dict) -> str:
         "不会重复扣。最终分数以老师在 formgrader 中确认的为准。",
         "* 本表由自动评分使用的评分规则生成，两者的要点、分值和扣分完全一致。",
     ]
+    extra = [it for it in rubric["items"] if it.get("extra_credit")]
+    if extra:
+        ids = "、".join(f"`{it['id']}`" for it in extra)
+        notes.append(
+            f"* 附加分（{ids}）：得分加到总分上，总分可以超过 {_num(total)} 分；满分 {_num(total)} 分与及格线 "
+            f"{_num(rubric['pass_line'])} 分不变，附加分也计入及格判断；不做不扣分。"
+        )
     return "\n".join([HEADING, "", *rows, "", *notes])
 
 

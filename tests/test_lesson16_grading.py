@@ -18,12 +18,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.demo import mistake_code, reference_code
+from autograder.demo import INCLUDE, mistake_code, reference_code
 from autograder.engine import grade_code
 
 ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "16-asymmetric-pipeline"
 MISTAKES = sorted((ASSIGNMENT / "mistakes").glob("*.py"))
-EXPECT = re.compile(r"^# expect: simulator=([0-9.]+) solver=([0-9.]+)\s*$", re.MULTILINE)
+EXPECT = re.compile(
+    r"^# expect: simulator=([0-9.]+) solver=([0-9.]+)(?: challenge=([0-9.]+))?\s*$", re.MULTILINE
+)  # challenge= (extra credit): stated by the files about it, defaulted below for the others
 
 # The catalogue the rubric relies on (demo class, README); more files may be added.
 REQUIRED = {
@@ -79,6 +81,9 @@ def test_mistake_scores_exactly_as_stated(path: Path):
     match = EXPECT.search(text)
     assert match, f"{path.name} has no '# expect:' header"
     expected = {"simulator": float(match[1]), "solver": float(match[2])}
+    # the extra-credit challenge: as stated, else as the file leaves it -- a patch keeps the reference's
+    # simulate_1f1b (2 points), a complete file does not define it (0)
+    expected["challenge"] = float(match[3]) if match[3] is not None else 2.0 if INCLUDE.search(text) else 0.0
     scores = grade_code(ASSIGNMENT, code)
     got = {item: scores.get(item) for item in expected}
     assert got == pytest.approx(expected, abs=1e-4), f"{path.name}: expected {expected}, engine gave {got}"

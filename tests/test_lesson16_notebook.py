@@ -25,7 +25,7 @@ ASSIGNMENT = "16-asymmetric-pipeline"
 NOTEBOOK = "asymmetric_pipeline.ipynb"
 SOURCE = ROOT / "solutions" / ASSIGNMENT / NOTEBOOK
 RELEASE = ROOT / "lessons" / ASSIGNMENT / NOTEBOOK
-CHECK_CELLS = {"simulator", "solver"}
+CHECK_CELLS = {"simulator", "solver", "challenge"}  # challenge: the extra-credit check
 FIGURES = {"fig-gantt-main", "fig-bubble-vs-m", "fig-stage-bars", "fig-gantt-rebalance"}
 
 

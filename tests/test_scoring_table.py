@@ -53,7 +53,7 @@ def test_every_criterion_points_and_deduction_is_in_the_table(assignment):
     assert "得分要点" in header and "扣分标准" in header
     for it in r["items"]:
         row = next(line for line in table.splitlines() if f"`{it['id']}`" in line)
-        assert f"| {it['points']:g} |" in row
+        assert f"| {it['points']:g}{'（附加分）' if it.get('extra_credit') else ''} |" in row
         if it["kind"] == "written":
             for c in it["criteria"]:
                 assert f"{c['description']}（{c['points']:g} 分）" in row
