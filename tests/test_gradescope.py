@@ -61,6 +61,9 @@ if not LEAKED:
         def solve_optimal_layer_partition(self, *a, **k):
             raise NotImplementedError
 """
+# The hostile cases carry the reference's code; the extra-credit challenge is taken out of it so that
+# their expected score is 0 (simulator and solver still show any gain from an attack).
+NO_CHALLENGE = "\n\ndef simulate_1f1b(*a, **k):\n    raise NotImplementedError\n"
 
 
 def run_autograder(root: Path, files: dict[str, bytes], python: str = sys.executable) -> tuple[dict, str]:
@@ -155,16 +158,20 @@ def graded(built, tmp_path_factory):
         "reference": {NB: reference},
         "stub": {NB: RELEASE_NB.read_bytes()},
         "hostile-search": {
-            NB: notebook_bytes(with_code(release, code_of(HOSTILE / "a10_search_disk_for_tests.py", root)))
+            NB: notebook_bytes(
+                with_code(release, code_of(HOSTILE / "a10_search_disk_for_tests.py", root) + NO_CHALLENGE)
+            )
         },
         "hostile-prints": {
-            NB: notebook_bytes(with_code(release, code_of(HOSTILE / "a24_fake_score_lines.py", root)))
+            NB: notebook_bytes(with_code(release, code_of(HOSTILE / "a24_fake_score_lines.py", root) + NO_CHALLENGE))
         },
         "hostile-forgery": {
             NB: notebook_bytes(
                 with_code(
                     release,
-                    reference_code(REPO / "autograder" / ASSIGNMENT) + FORGERY.replace("{{ROOT}}", str(root)),
+                    reference_code(REPO / "autograder" / ASSIGNMENT)
+                    + FORGERY.replace("{{ROOT}}", str(root))
+                    + NO_CHALLENGE,
                 )
             )
         },

@@ -204,7 +204,9 @@ def _skip_unless_root_grader(student: str) -> None:
 def test_exact_score(batch, student):
     _skip_unless_root_grader(student)
     res = batch["results"][student]
-    got = {it.id: it.score for it in res.items if it.kind == "code"}
+    # simulator and solver: the hostile files carry the reference's code, whose extra-credit challenge
+    # (simulate_1f1b) they leave alone
+    got = {it.id: it.score for it in res.items if it.kind == "code" and not it.extra_credit}
     assert got == batch["expected"][student], (
         student,
         res.status,
