@@ -3,8 +3,11 @@
 Forward flow (lesson 16's model), F/B/W schedules (GPipe, 1F1B, interleaved 1F1B, ZB-H1) on an
 event-driven simulator with heterogeneous stage costs, hop latency, finite buffers with blocking sends
 and activation memory, exact partitioners, Gantt/memory figures and Chrome traces.  See README.md.
-Importing pipelab registers the course's Chinese font with matplotlib (``pipelab.fonts``).
+Importing pipelab registers the course's Chinese font with matplotlib (``pipelab.fonts``) when matplotlib
+is in use (imported before pipelab, or by ``pipelab.plot``); simulations alone never import matplotlib.
 """
+
+import sys
 
 from . import fonts
 from .flow import bubble_limit, forward_closed_form, forward_flow, uniform_bubble
@@ -33,4 +36,7 @@ __all__ = [
     "write_chrome_trace",
 ]
 
-fonts.register()
+if (
+    "matplotlib" in sys.modules
+):  # a notebook's setup cell imports matplotlib first; pipelab.plot registers too
+    fonts.register()

@@ -1,4 +1,5 @@
-"""The course's Chinese font, registered with matplotlib when ``pipelab`` is imported.
+"""The course's Chinese font, registered with matplotlib by ``import pipelab`` (when matplotlib is in use)
+and by ``import pipelab.plot``.
 
 Lesson figures carry Chinese titles and labels. A system CJK font cannot be relied on (a fresh laptop
 has none; a matplotlib font cache built before one was installed does not list it), so the course

@@ -14,6 +14,8 @@ from .flow import bubble_limit, forward_flow
 from .fonts import register as register_font
 from .timeline import Timeline
 
+register_font()  # importing the figures module makes the course font available to plain matplotlib too
+
 __all__ = ["gantt", "bubble_vs_m", "stage_bars", "memory_over_time"]
 
 

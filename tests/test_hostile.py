@@ -292,7 +292,8 @@ def test_fallback_without_bwrap_is_reported_and_still_contains_processes(tmp_pat
     time.sleep(0.3)
     assert processes_with(marker) == []
     for res in results.values():
-        assert {it.id: it.score for it in res.items if it.kind == "code"} == {"simulator": 2.0, "solver": 2.0}
+        got = {it.id: it.score for it in res.items if it.kind == "code"}
+        assert got == {"simulator": 2.0, "solver": 2.0, "challenge": 2.0}
         assert res.isolation.startswith("fallback") and "NOT a sandbox" in res.isolation
         page = (tmp_path / "out" / "feedback" / res.student_id / f"{ASSIGNMENT}.html").read_text(
             encoding="utf-8"

@@ -162,7 +162,8 @@ def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
     finally:
         shutdown_workers()
     raw = {r.student_id: r.total for r in results}
-    assert set(raw.values()) == {10.0}, raw  # the reference earns every point before the penalty
+    # the reference earns every point before the penalty: 10, plus the challenge's 2 points of extra credit
+    assert set(raw.values()) == {12.0}, raw
 
     with open(out / "grades.csv", newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
@@ -178,12 +179,12 @@ def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
         "max_total",
     ]
     expected = {
-        "ontime": (0, 0, 10, True),
-        "grace": (0, 0, 10, True),
-        "late": (2, 2, 8, True),
-        "capped": (6, 5, 5, False),
-        "verylate": (8, 10, 0, False),
-        "notime": (0, 0, 10, True),
+        "ontime": (0, 0, 12, True),
+        "grace": (0, 0, 12, True),
+        "late": (2, 2, 10, True),
+        "capped": (6, 5, 7, False),
+        "verylate": (8, 12, 0, False),
+        "notime": (0, 0, 12, True),
     }
     for student, (days, penalty, final, passed) in expected.items():
         row = rows[student]
@@ -192,13 +193,13 @@ def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
             penalty,
             final,
         ), row
-        assert float(row["total"]) == 10 and row["passed"] == ("true" if passed else "false")
+        assert float(row["total"]) == 12 and row["passed"] == ("true" if passed else "false")
     assert (
         rows["late"]["submitted_at"] == "2026-12-09T02:00:00+00:00" and rows["notime"]["submitted_at"] == ""
     )
 
     page = (out / "feedback" / "late" / f"{A}.html").read_text(encoding="utf-8")
-    assert "迟交 (late) 2 天" in page and "最终 / final 8" in page
+    assert "迟交 (late) 2 天" in page and "最终 / final 10" in page
     assert "no submission time" in (out / "feedback" / "notime" / f"{A}.html").read_text(encoding="utf-8")
 
     from nbgrader.api import Gradebook

@@ -23,3 +23,22 @@ def test_register_is_idempotent_and_restores_the_font_order():
     assert fonts.register() == fonts.COURSE_FONT
     assert len(font_manager.fontManager.ttflist) == before
     assert matplotlib.rcParams["font.sans-serif"] == [fonts.COURSE_FONT, "DejaVu Sans"]
+
+
+def test_simulations_alone_never_import_matplotlib_and_a_notebook_gets_the_font():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, pipelab; assert 'matplotlib' not in sys.modules\n"
+        "import matplotlib.pyplot, importlib; importlib.reload(pipelab)\n"
+        "import matplotlib; assert matplotlib.rcParams['font.sans-serif'][0] == 'Noto Sans CJK SC'\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    setup_cell_order = (  # the lessons' setup cell: matplotlib first, then pipelab
+        "import matplotlib.pyplot as plt\nimport pipelab\n"
+        "assert plt.rcParams['font.sans-serif'][0] == 'Noto Sans CJK SC'\n"
+    )
+    r = subprocess.run([sys.executable, "-c", setup_cell_order], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
