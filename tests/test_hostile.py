@@ -316,7 +316,8 @@ def grade_snippets(tmp_path: Path, cases: dict[str, str], *, jobs: int, isolatio
 
 
 def code_scores(res) -> dict[str, float]:
-    return {it.id: it.score for it in res.items if it.kind == "code"}
+    """simulator and solver (the hostile files' expect lines; the extra-credit challenge is the reference's)."""
+    return {it.id: it.score for it in res.items if it.kind == "code" and not it.extra_credit}
 
 
 def expected_scores(stem: str) -> dict[str, float]:

@@ -150,3 +150,31 @@ def test_visible_check_numbers():
     check = _src(_cells(SOURCE)["challenge"])
     for number in ("750.0", "0.44", "27.0", "10.0"):
         assert number in check
+
+
+def test_the_hidden_tests_oracle_is_the_course_library_simulator():
+    """The grader may not import pipelab, so the hidden tests carry their own 1F1B oracle: it must agree
+    with pipelab's event simulator everywhere (random cases, m < P, zero-cost stages, long pipelines)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("challenge_hidden_tests", ASSIGNMENT / "test_challenge.py")
+    hidden = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hidden)
+    rng = random.Random(1613)
+    cases = [([30.0, 10.0, 10.0, 20.0], [60.0, 20.0, 20.0, 40.0], 8), ([0.0, 0.0], [0.0, 0.0], 3)]
+    for _ in range(300):
+        P, m = rng.randint(1, 9), rng.randint(1, 20)
+        cases.append(
+            (
+                [round(rng.uniform(0, 10), 2) for _ in range(P)],
+                [round(rng.uniform(0, 20), 2) for _ in range(P)],
+                m,
+            )
+        )
+    cases.append(([rng.uniform(0, 10) for _ in range(32)], [rng.uniform(0, 20) for _ in range(32)], 256))
+    for f, b, m in cases:
+        assert math.isclose(hidden.simulated(f, b, m), _makespan(f, b, m), rel_tol=1e-12, abs_tol=1e-12), (
+            f,
+            b,
+            m,
+        )
