@@ -62,9 +62,11 @@ check-release: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/ruff format --check .
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(PY) -m pytest -q
 
 demo: $(STAMP)

@@ -26,7 +26,13 @@ def _table(results, out: Path) -> str:
         for r in group:
             for it in r.items:
                 points.setdefault(it.id, it.points)
-        head = ["student", *(terminal_text(f"{c}/{p:g}", 32) for c, p in points.items()), "total", "pass", "status"]
+        head = [
+            "student",
+            *(terminal_text(f"{c}/{p:g}", 32) for c, p in points.items()),
+            "total",
+            "pass",
+            "status",
+        ]
         rows = []
         for r in group:
             scores = {it.id: it for it in r.items}
@@ -49,19 +55,29 @@ def _table(results, out: Path) -> str:
         widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
         n_pass = sum(r.passed for r in group)
         pass_line = max((r.pass_line for r in group), default=0)
-        lines.append(f"== {terminal_text(assignment_id, 64)}: {len(group)} submissions, {n_pass} pass "
-                     f"(pass line {pass_line:g}) ==")
+        lines.append(
+            f"== {terminal_text(assignment_id, 64)}: {len(group)} submissions, {n_pass} pass "
+            f"(pass line {pass_line:g}) =="
+        )
         lines.append("  ".join(str(x).ljust(w) for x, w in zip(head, widths, strict=False)).rstrip())
         lines.append("  ".join("-" * w for w in widths))
-        lines += ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False)).rstrip() for row in rows]
+        lines += [
+            "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False)).rstrip() for row in rows
+        ]
         lines.append("")
     n_pass = sum(r.passed for r in results)
-    lines.append(f"{len(results)} submissions, {n_pass} pass. '?' = provisional: a written answer's suggested "
-                 "score (static review) awaits confirmation in formgrader.")
+    lines.append(
+        f"{len(results)} submissions, {n_pass} pass. '?' = provisional: a written answer's suggested "
+        "score (static review) awaits confirmation in formgrader."
+    )
     if any(it.extra_credit for r in results for it in r.items):
-        lines.append("'+' = extra credit: added to the total (which may exceed the maximum) and counted towards "
-                     "the pass line.")
-    lines.append(f"grades: {out / 'grades.csv'}   feedback: {out / 'feedback'}   gradebook: {out / 'gradebook.db'}")
+        lines.append(
+            "'+' = extra credit: added to the total (which may exceed the maximum) and counted towards "
+            "the pass line."
+        )
+    lines.append(
+        f"grades: {out / 'grades.csv'}   feedback: {out / 'feedback'}   gradebook: {out / 'gradebook.db'}"
+    )
     return "\n".join(lines)
 
 
@@ -73,14 +89,24 @@ def cmd_grade(args) -> int:
         shard = parse_shard(args.shard) if args.shard else None
     except ShardError as exc:
         raise SystemExit(f"error: {exc}") from None
-    results = grade_class(Path(args.submissions), Path(args.out), isolation=args.isolation, jobs=args.jobs,
-                          only=args.assignment, force=args.force, quiet=args.quiet, shard=shard,
-                          course=Path(args.course) if args.course else None)
+    results = grade_class(
+        Path(args.submissions),
+        Path(args.out),
+        isolation=args.isolation,
+        jobs=args.jobs,
+        only=args.assignment,
+        force=args.force,
+        quiet=args.quiet,
+        shard=shard,
+        course=Path(args.course) if args.course else None,
+    )
     if not args.quiet:
         print(_table(results, Path(args.out).resolve()))
         if shard is not None:
-            print(f"shard {shard}: {len(results)} submissions; merge all {shard.count} outputs with "
-                  "`python -m autograder merge OUT_1 ... OUT_N --out OUT`")
+            print(
+                f"shard {shard}: {len(results)} submissions; merge all {shard.count} outputs with "
+                "`python -m autograder merge OUT_1 ... OUT_N --out OUT`"
+            )
     return 0
 
 
@@ -128,7 +154,10 @@ def _export_lms(args) -> int:
         print(terminal_text(line), file=sys.stderr)
     print(done.path)
     if done.unknown:
-        print(f"error: {len(done.unknown)} graded student(s) are not in the roster (listed above)", file=sys.stderr)
+        print(
+            f"error: {len(done.unknown)} graded student(s) are not in the roster (listed above)",
+            file=sys.stderr,
+        )
         return 3
     return 0
 
@@ -136,8 +165,14 @@ def _export_lms(args) -> int:
 def cmd_gradescope(args) -> int:
     from .gradescope import build
 
-    path = build(args.assignment, Path(args.out), isolation=args.isolation, visibility=args.visibility,
-                 written_visibility=args.written_visibility, address_space_mb=args.address_space_mb)
+    path = build(
+        args.assignment,
+        Path(args.out),
+        isolation=args.isolation,
+        visibility=args.visibility,
+        written_visibility=args.written_visibility,
+        address_space_mb=args.address_space_mb,
+    )
     print(path)
     return 0
 
@@ -155,9 +190,12 @@ def cmd_demo(args) -> int:
     except RuntimeError as exc:
         raise SystemExit(f"error: {exc}") from None
     if mode == "fallback":
-        print("demo: grading the sample class WITHOUT a sandbox (the fallback). That is fine for these "
-              "notebooks, built from the release and the reference; real submissions need bubblewrap "
-              "(`grade` refuses to run without it unless given --isolation none).", file=sys.stderr)
+        print(
+            "demo: grading the sample class WITHOUT a sandbox (the fallback). That is fine for these "
+            "notebooks, built from the release and the reference; real submissions need bubblewrap "
+            "(`grade` refuses to run without it unless given --isolation none).",
+            file=sys.stderr,
+        )
     results = grade_class(submissions, out / "grading", isolation=args.isolation, jobs=args.jobs, force=True)
     print(_table(results, out / "grading"))
     print(f"\nReview written answers: make formgrader OUT={out / 'grading'}")
@@ -177,8 +215,10 @@ def cmd_groups(args) -> int:
 
     out = Path(args.out)
     if not (out / "results").is_dir():
-        print(f"error: {out} has no graded results (grade into it first: python -m autograder grade ...)",
-              file=sys.stderr)
+        print(
+            f"error: {out} has no graded results (grade into it first: python -m autograder grade ...)",
+            file=sys.stderr,
+        )
         return 2
     print(format_groups(review_items(out, args.assignment, args.item), detail=args.detail))
     return 0
@@ -190,7 +230,11 @@ def cmd_collect(args) -> int:
 
     if not args.zips and not args.times:
         raise SystemExit("error: give LMS zip files, --times CSV, or both")
-    report = collect([Path(p) for p in args.zips], Path(args.dest), assignment=args.assignment) if args.zips else []
+    report = (
+        collect([Path(p) for p in args.zips], Path(args.dest), assignment=args.assignment)
+        if args.zips
+        else []
+    )
     if args.times:
         from .collect import apply_times
 
@@ -231,42 +275,73 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--out", required=True, help="output course directory (gradebook, feedback, grades.csv)")
     g.add_argument("--assignment", action="append", help="grade only this assignment (repeatable)")
     g.add_argument("--jobs", type=int, default=None, help="parallel sandboxes (default: number of cores)")
-    g.add_argument("--isolation", choices=["bwrap", "none"], default="bwrap",
-                   help="bwrap (default): refuse to run unless bubblewrap can sandbox student code; "
-                   "none: the fallback, NOT a sandbox (student code runs as you; see SECURITY.md)")
+    g.add_argument(
+        "--isolation",
+        choices=["bwrap", "none"],
+        default="bwrap",
+        help="bwrap (default): refuse to run unless bubblewrap can sandbox student code; "
+        "none: the fallback, NOT a sandbox (student code runs as you; see SECURITY.md)",
+    )
     g.add_argument("--force", action="store_true", help="regrade even unchanged submissions")
     g.add_argument("--quiet", action="store_true")
-    g.add_argument("--shard", metavar="K/N", help="grade only shard K of N (students split by a stable hash "
-                   "of their id); merge the N outputs with `merge`")
-    g.add_argument("--course", help="course file with due dates and late policies (course.yaml; kept as "
-                   "OUT/course.yaml for later runs)")
+    g.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="grade only shard K of N (students split by a stable hash "
+        "of their id); merge the N outputs with `merge`",
+    )
+    g.add_argument(
+        "--course",
+        help="course file with due dates and late policies (course.yaml; kept as "
+        "OUT/course.yaml for later runs)",
+    )
     g.set_defaults(func=cmd_grade)
 
     m = sub.add_parser("merge", help="merge the outputs of sharded runs (grade --shard K/N) into one OUT")
     m.add_argument("shards", nargs="+", help="the N shard output directories")
-    m.add_argument("--out", required=True, help="the merged course directory (gradebook, feedback, grades.csv)")
+    m.add_argument(
+        "--out", required=True, help="the merged course directory (gradebook, feedback, grades.csv)"
+    )
     m.add_argument("--quiet", action="store_true")
     m.set_defaults(func=cmd_merge)
 
     e = sub.add_parser("export", help="write OUT/grades.csv with the scores confirmed in formgrader")
     e.add_argument("--out", default="build/grading")
     e.add_argument("--quiet", action="store_true")
-    e.add_argument("--format", choices=["csv", "canvas", "moodle"], default="csv",
-                   help="csv: OUT/grades.csv (default); canvas / moodle: that LMS's grade import CSV too")
+    e.add_argument(
+        "--format",
+        choices=["csv", "canvas", "moodle"],
+        default="csv",
+        help="csv: OUT/grades.csv (default); canvas / moodle: that LMS's grade import CSV too",
+    )
     e.add_argument("--roster", help="CSV mapping student_id (folder id) to LMS ids (canvas / moodle)")
-    e.add_argument("--column", action="append", metavar="ASSIGNMENT=NAME",
-                   help="LMS column name of an assignment, e.g. '16-asymmetric-pipeline=Lesson 16 (4711)'")
-    e.add_argument("--moodle-id", choices=["email", "idnumber", "username"], default="email",
-                   help="the user field Moodle matches on (and the roster column holding it)")
-    e.add_argument("--output", type=Path, help="where to write the LMS file (default OUT/grades-<format>.csv)")
+    e.add_argument(
+        "--column",
+        action="append",
+        metavar="ASSIGNMENT=NAME",
+        help="LMS column name of an assignment, e.g. '16-asymmetric-pipeline=Lesson 16 (4711)'",
+    )
+    e.add_argument(
+        "--moodle-id",
+        choices=["email", "idnumber", "username"],
+        default="email",
+        help="the user field Moodle matches on (and the roster column holding it)",
+    )
+    e.add_argument(
+        "--output", type=Path, help="where to write the LMS file (default OUT/grades-<format>.csv)"
+    )
     e.set_defaults(func=cmd_export)
 
     d = sub.add_parser("demo", help="build a sample class from the release and grade it")
     d.add_argument("--out", default="build/demo")
     d.add_argument("--jobs", type=int, default=None)
-    d.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto",
-                   help="auto (default): bubblewrap if usable, else the fallback, said so (the sample class "
-                   "is built from the release and the reference)")
+    d.add_argument(
+        "--isolation",
+        choices=["auto", "bwrap", "none"],
+        default="auto",
+        help="auto (default): bubblewrap if usable, else the fallback, said so (the sample class "
+        "is built from the release and the reference)",
+    )
     d.set_defaults(func=cmd_demo)
 
     f = sub.add_parser("formgrader", help="open nbgrader's formgrader on a grading output directory")
@@ -284,31 +359,52 @@ def main(argv: list[str] | None = None) -> int:
 
     c = sub.add_parser("collect", help="unpack LMS zip downloads into the submitted layout")
     c.add_argument("zips", nargs="*")
-    c.add_argument("--times", help="CSV of submission times (student_id,submitted_at[,assignment_id]) for "
-                   "downloads without them; overrides the zip's times")
+    c.add_argument(
+        "--times",
+        help="CSV of submission times (student_id,submitted_at[,assignment_id]) for "
+        "downloads without them; overrides the zip's times",
+    )
     c.add_argument("--timezone", default="UTC", help="zone of --times values written without an offset")
     c.add_argument("--dest", required=True)
     c.add_argument("--assignment", required=True)
     c.set_defaults(func=cmd_collect)
 
-    gs = sub.add_parser("gradescope", help="build ASSIGNMENT's Gradescope autograder zip (see docs/SCALING.md)")
+    gs = sub.add_parser(
+        "gradescope", help="build ASSIGNMENT's Gradescope autograder zip (see docs/SCALING.md)"
+    )
     gs.add_argument("assignment")
     gs.add_argument("--out", default="dist", help="directory for <assignment>-gradescope.zip")
-    gs.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="bwrap",
-                    help="bwrap (default): refuse to grade without the sandbox (the image build fails); "
-                    "auto: bubblewrap where the container allows it, else the fallback (NOT a sandbox)")
-    gs.add_argument("--visibility", default="visible", help="Gradescope visibility of the code tests and total")
-    gs.add_argument("--written-visibility", default="after_published",
-                    help="visibility of the written items' suggested scores (graded by hand on Gradescope)")
-    gs.add_argument("--address-space-mb", type=int, default=512,
-                    help="virtual memory per sandboxed process; keep it below the container's memory limit")
+    gs.add_argument(
+        "--isolation",
+        choices=["auto", "bwrap", "none"],
+        default="bwrap",
+        help="bwrap (default): refuse to grade without the sandbox (the image build fails); "
+        "auto: bubblewrap where the container allows it, else the fallback (NOT a sandbox)",
+    )
+    gs.add_argument(
+        "--visibility", default="visible", help="Gradescope visibility of the code tests and total"
+    )
+    gs.add_argument(
+        "--written-visibility",
+        default="after_published",
+        help="visibility of the written items' suggested scores (graded by hand on Gradescope)",
+    )
+    gs.add_argument(
+        "--address-space-mb",
+        type=int,
+        default=512,
+        help="virtual memory per sandboxed process; keep it below the container's memory limit",
+    )
     gs.set_defaults(func=cmd_gradescope)
 
     k = sub.add_parser("check", help="validate every rubric and its hidden tests")
     k.set_defaults(func=cmd_check)
 
-    sc = sub.add_parser("selfcheck", help="students: check a notebook can be graded before submitting "
-                        "(runs your code in the grader's sandbox on the visible scenarios only)")
+    sc = sub.add_parser(
+        "selfcheck",
+        help="students: check a notebook can be graded before submitting "
+        "(runs your code in the grader's sandbox on the visible scenarios only)",
+    )
     sc.add_argument("notebook", help="lessons/<lesson>/<notebook>.ipynb")
     sc.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto")
     sc.set_defaults(func=cmd_selfcheck)
@@ -318,10 +414,15 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _interrupt) if in_main else None
     try:
         return args.func(args)
-    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the finally blocks removed sandboxes and temp folders
+    except (
+        KeyboardInterrupt
+    ) as exc:  # Ctrl-C or SIGTERM: the finally blocks removed sandboxes and temp folders
         signum = exc.args[0] if exc.args and isinstance(exc.args[0], int) else signal.SIGINT
-        print(f"\ninterrupted ({signal.Signals(signum).name}): sandboxes and temporary folders removed; "
-              "results committed so far are kept, a re-run continues from them", file=sys.stderr)
+        print(
+            f"\ninterrupted ({signal.Signals(signum).name}): sandboxes and temporary folders removed; "
+            "results committed so far are kept, a re-run continues from them",
+            file=sys.stderr,
+        )
         return 128 + signum
     finally:
         if in_main:

@@ -60,7 +60,9 @@ def discover(submissions: Path, only: list[str] | None = None) -> list[Job]:
     noted where no notebook can be graded. Ids follow ``collect``'s rule (``untrusted.id_problem``); an
     unsafe folder name gets a row under a safe stand-in id (``untrusted.display_id``)."""
     if not submissions.is_dir():
-        raise SystemExit(f"error: {submissions} is not a directory (expected <student>/<assignment>/<nb>.ipynb)")
+        raise SystemExit(
+            f"error: {submissions} is not a directory (expected <student>/<assignment>/<nb>.ipynb)"
+        )
     assignments = known_assignments()
     jobs = []
     for student in _folders(submissions):
@@ -94,7 +96,9 @@ def discover(submissions: Path, only: list[str] | None = None) -> list[Job]:
                 jobs.append(Job(sid, aid, None, "unreadable: the notebook is a symlink"))
             elif not path.is_file():
                 others = sorted(describe_name(p.name) for p in folder.glob("*.ipynb"))
-                why = f"no {rubric_nb}.ipynb in the submission" + (f" (found {', '.join(others)})" if others else "")
+                why = f"no {rubric_nb}.ipynb in the submission" + (
+                    f" (found {', '.join(others)})" if others else ""
+                )
                 jobs.append(Job(sid, aid, None, why))
             else:
                 jobs.append(Job(sid, aid, path))
@@ -163,10 +167,19 @@ class Phases:
             self.add(phase, time.perf_counter() - start)
 
 
-def grade_class(submissions: Path, out: Path, *, isolation: str = "bwrap", jobs: int | None = None,
-                only: list[str] | None = None, force: bool = False, quiet: bool = False,
-                shard: Shard | None = None, phases: Phases | None = None,
-                course: Path | None = None) -> list[SubmissionResult]:
+def grade_class(
+    submissions: Path,
+    out: Path,
+    *,
+    isolation: str = "bwrap",
+    jobs: int | None = None,
+    only: list[str] | None = None,
+    force: bool = False,
+    quiet: bool = False,
+    shard: Shard | None = None,
+    phases: Phases | None = None,
+    course: Path | None = None,
+) -> list[SubmissionResult]:
     """Grade every submission (or, with ``shard``, the students of that shard: see ``autograder.shards``).
     ``course``: a course file with due dates and late policies (``autograder.course``); it is kept as
     ``OUT/course.yaml``, which later runs use when none is given.
@@ -178,21 +191,45 @@ def grade_class(submissions: Path, out: Path, *, isolation: str = "bwrap", jobs:
 
     submissions, out = Path(submissions).resolve(), Path(out).resolve()
     if out == submissions or submissions in out.parents:
-        raise SystemExit("error: --out must not be inside the submissions directory (submissions are never modified)")
+        raise SystemExit(
+            "error: --out must not be inside the submissions directory (submissions are never modified)"
+        )
     try:
         mode, isolation_text = resolve_isolation(isolation)
     except RuntimeError as exc:
         raise SystemExit(f"error: {exc}") from None
     try:
-        return _grade_class(submissions, out, mode, isolation_text, jobs=jobs, only=only, force=force,
-                            quiet=quiet, shard=shard, phases=phases or Phases(), course=course)
+        return _grade_class(
+            submissions,
+            out,
+            mode,
+            isolation_text,
+            jobs=jobs,
+            only=only,
+            force=force,
+            quiet=quiet,
+            shard=shard,
+            phases=phases or Phases(),
+            course=course,
+        )
     finally:
         shutdown_workers()  # every exit path: the sandboxes and their temporary folders go
 
 
-def _grade_class(submissions: Path, out: Path, mode: str, isolation_text: str, *, jobs: int | None,
-                 only: list[str] | None, force: bool, quiet: bool, shard: Shard | None,
-                 phases: Phases, course: Path | None) -> list[SubmissionResult]:
+def _grade_class(
+    submissions: Path,
+    out: Path,
+    mode: str,
+    isolation_text: str,
+    *,
+    jobs: int | None,
+    only: list[str] | None,
+    force: bool,
+    quiet: bool,
+    shard: Shard | None,
+    phases: Phases,
+    course: Path | None,
+) -> list[SubmissionResult]:
     from .export import write_grades_csv
 
     started = time.perf_counter()
@@ -235,8 +272,10 @@ def _grade_class(submissions: Path, out: Path, mode: str, isolation_text: str, *
 
     n_jobs = max(1, jobs or os.cpu_count() or 1)
     pool = ThreadPoolExecutor(max_workers=n_jobs)
-    futures = {pool.submit(_grade_one, assignments[j.assignment_id], j, mode, isolation_text, phases): j
-               for j in todo}
+    futures = {
+        pool.submit(_grade_one, assignments[j.assignment_id], j, mode, isolation_text, phases): j
+        for j in todo
+    }
     pending, finished, last_commit = set(futures), [], time.monotonic()
     try:
         while pending or finished:
@@ -300,22 +339,32 @@ def apply_late_policy(res: SubmissionResult, job: Job, policies: dict) -> Submis
     return apply_to_result(res, policies, when, folder is not None and lms_late_marker(folder))
 
 
-def _grade_one(assignment: Assignment, job: Job, mode: str, isolation_text: str,
-               phases: Phases | None = None) -> SubmissionResult:
+def _grade_one(
+    assignment: Assignment, job: Job, mode: str, isolation_text: str, phases: Phases | None = None
+) -> SubmissionResult:
     start = time.perf_counter()
     try:
         return grade_notebook(assignment, job.path, job.student_id, mode, isolation_text)
     except Exception as exc:  # noqa: BLE001 - one broken submission never stops the batch
-        res = SubmissionResult(job.student_id, assignment.id, assignment.notebook, isolation=isolation_text,
-                               pass_line=assignment.pass_line)
+        res = SubmissionResult(
+            job.student_id,
+            assignment.id,
+            assignment.notebook,
+            isolation=isolation_text,
+            pass_line=assignment.pass_line,
+        )
         return _error_row(res, f"error: grading failed ({_describe(exc)})", assignment)
     finally:
         if phases is not None:
             phases.add("grading (sandbox + hidden tests, thread-seconds)", time.perf_counter() - start)
 
 
-def commit_many(out: Path, batch: list[tuple[SubmissionResult, Path | None]], phases: Phases | None = None,
-                durable: bool = True) -> list[SubmissionResult]:
+def commit_many(
+    out: Path,
+    batch: list[tuple[SubmissionResult, Path | None]],
+    phases: Phases | None = None,
+    durable: bool = True,
+) -> list[SubmissionResult]:
     """A batch of graded submissions (each with its submitted notebook, or None when there is none): the
     gradebook first (ONE transaction, always durable), then each JSON record and feedback page. A kill in
     between leaves no JSON for those students, so a re-run grades and records them again (recording is
@@ -336,7 +385,9 @@ def commit_many(out: Path, batch: list[tuple[SubmissionResult, Path | None]], ph
     recorded = []
     for res, _path in batch:
         try:
-            phases.timed("results JSON", res.save, result_path(out, res.student_id, res.assignment_id), durable)
+            phases.timed(
+                "results JSON", res.save, result_path(out, res.student_id, res.assignment_id), durable
+            )
             phases.timed("feedback pages", feedback.write, out, res, durable)
         except Exception as exc:  # noqa: BLE001
             res = _record_failed(out, res, exc, durable)
@@ -345,7 +396,9 @@ def commit_many(out: Path, batch: list[tuple[SubmissionResult, Path | None]], ph
 
 
 def _to_gradebook(batch: list[tuple[SubmissionResult, Path | None]]) -> list[tuple[SubmissionResult, Path]]:
-    return [(res, path) for res, path in batch if path is not None and not res.status.startswith("unreadable")]
+    return [
+        (res, path) for res, path in batch if path is not None and not res.status.startswith("unreadable")
+    ]
 
 
 def _record_failed(out: Path, res: SubmissionResult, exc: Exception, durable: bool) -> SubmissionResult:
@@ -399,8 +452,15 @@ def _cached(out: Path, job: Job, assignment: Assignment, isolation_text: str) ->
 
 def _failed_row(job: Job, assignments: dict, isolation_text: str) -> SubmissionResult:
     a = assignments.get(job.assignment_id)
-    res = SubmissionResult(job.student_id, job.assignment_id, a.notebook if a else "", status=job.problem,
-                           isolation=isolation_text, pass_line=a.pass_line if a else 0.0, graded=False)
+    res = SubmissionResult(
+        job.student_id,
+        job.assignment_id,
+        a.notebook if a else "",
+        status=job.problem,
+        isolation=isolation_text,
+        pass_line=a.pass_line if a else 0.0,
+        graded=False,
+    )
     if a is not None:
         res.items = zero_items(a, job.problem)
     return res

@@ -340,16 +340,19 @@ def apply_times(times_csv: Path, dest: Path, assignment: str, zone: str = "UTC")
     with open(times_csv, newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         if not reader.fieldnames or not {"student_id", "submitted_at"} <= set(reader.fieldnames):
-            raise SystemExit(f"error: {times_csv} needs the columns student_id,submitted_at (and optionally "
-                             "assignment_id)")
+            raise SystemExit(
+                f"error: {times_csv} needs the columns student_id,submitted_at (and optionally assignment_id)"
+            )
         for line, row in enumerate(reader, start=2):
             if row.get("assignment_id") and row["assignment_id"].strip() != assignment:
                 continue
             student = (row.get("student_id") or "").strip()
             folder = dest / student / assignment
             if not SAFE_ID.match(student) or not folder.is_dir():
-                log.append(f"UNKNOWN {times_csv.name}:{line}: student {student!r} has no submission of "
-                           f"{assignment} in {dest}")
+                log.append(
+                    f"UNKNOWN {times_csv.name}:{line}: student {student!r} has no submission of "
+                    f"{assignment} in {dest}"
+                )
                 continue
             try:
                 when = parse_time(row.get("submitted_at") or "", tz, f"{times_csv.name}:{line}")
@@ -362,8 +365,10 @@ def apply_times(times_csv: Path, dest: Path, assignment: str, zone: str = "UTC")
     if Path(dest).is_dir():
         for folder in sorted(Path(dest).glob(f"*/{assignment}")):
             if folder.parent.name not in seen and not (folder / TIMESTAMP_FILE).is_file():
-                log.append(f"NOTIME {folder.parent.name}: no submission time (no zip time, not in "
-                           f"{times_csv.name}); no late policy can be applied")
+                log.append(
+                    f"NOTIME {folder.parent.name}: no submission time (no zip time, not in "
+                    f"{times_csv.name}); no late policy can be applied"
+                )
     return log
 
 

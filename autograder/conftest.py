@@ -29,7 +29,11 @@ def sub(request, _isolation):
     assignment = load_assignment(Path(request.node.path).parent)
     extracted = extract(assignment.source, assignment.cells, assignment.written_ids)
     worker = _worker_for(assignment.limits, _isolation)
-    handle = Submission(worker, extracted.code_cells, assignment.limits,
-                        deadline=time.monotonic() + assignment.limits.submission_timeout)
+    handle = Submission(
+        worker,
+        extracted.code_cells,
+        assignment.limits,
+        deadline=time.monotonic() + assignment.limits.submission_timeout,
+    )
     yield handle
     handle.close()

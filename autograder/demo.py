@@ -150,8 +150,11 @@ def build_sample_class(dest: Path) -> Path:
         students.append(("reference-notebook", source))
         students.append(("untouched-release", release))
         students.append(("answers-only", with_answers(release, ref_answers)))
-        stub = "".join(c["source"] if isinstance(c["source"], str) else "".join(c["source"])
-                       for c in release["cells"] if c.get("cell_type") == "code" and _nbgrader(c).get("solution"))
+        stub = "".join(
+            c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+            for c in release["cells"]
+            if c.get("cell_type") == "code" and _nbgrader(c).get("solution")
+        )
         students.append(("syntax-error", with_code(release, stub + "\ndef broken(:\n    pass\n")))
         students.append(("infinite-loop", with_code(release, "while True:\n    pass\n")))
         text = json.dumps(with_answers(release, ref_answers), ensure_ascii=False, indent=1)

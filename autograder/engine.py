@@ -123,8 +123,10 @@ def _check_rubric(rubric: dict, path: Path) -> None:
         if not isinstance(it.get("extra_credit", False), bool):
             raise RubricError(f"{path}: item {it['id']}: extra_credit must be true or false")
         if it.get("extra_credit") and it["kind"] != "code":
-            raise RubricError(f"{path}: item {it['id']}: only code items can be extra credit "
-                              "(written answers are confirmed in formgrader against their points)")
+            raise RubricError(
+                f"{path}: item {it['id']}: only code items can be extra credit "
+                "(written answers are confirmed in formgrader against their points)"
+            )
         if it["id"] in ids:
             raise RubricError(f"{path}: duplicate item id {it['id']}")
         ids.add(it["id"])
@@ -137,7 +139,9 @@ def _check_rubric(rubric: dict, path: Path) -> None:
                 raise RubricError(f"{path}: {exc}") from None
             total = sum(float(c.get("points", 0)) for c in it.get("criteria", []))
             if abs(total - float(it["points"])) > 1e-9:
-                raise RubricError(f"{path}: item {it['id']}: criteria points {total} != item points {it['points']}")
+                raise RubricError(
+                    f"{path}: item {it['id']}: criteria points {total} != item points {it['points']}"
+                )
     total = sum(float(it["points"]) for it in rubric["items"] if not it.get("extra_credit"))
     if float(rubric.get("pass_line", 0)) > total:
         raise RubricError(f"{path}: pass_line above the total of {total} (extra credit not counted)")
@@ -151,15 +155,29 @@ def _load_tests(directory: Path, rubric: dict) -> list[HiddenTest]:
         spec = importlib.util.spec_from_file_location(f"hidden_{safe}_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        found = [(name, fn) for name, fn in vars(module).items()
-                 if name.startswith("test_") and callable(fn) and hasattr(fn, "rubric_item")]
+        found = [
+            (name, fn)
+            for name, fn in vars(module).items()
+            if name.startswith("test_") and callable(fn) and hasattr(fn, "rubric_item")
+        ]
         found.sort(key=lambda nf: inspect.getsourcelines(nf[1])[1])
         for name, fn in found:
             if fn.rubric_item not in code_items:
-                raise RubricError(f"{path.name}::{name} names item {fn.rubric_item!r}, not a code item of the rubric")
+                raise RubricError(
+                    f"{path.name}::{name} names item {fn.rubric_item!r}, not a code item of the rubric"
+                )
             doc = (inspect.getdoc(fn) or "").splitlines()[0] if inspect.getdoc(fn) else ""
-            tests.append(HiddenTest(name, fn, fn.rubric_item, fn.rubric_weight, fn.rubric_edge, doc,
-                                    getattr(fn, "rubric_parts", None)))
+            tests.append(
+                HiddenTest(
+                    name,
+                    fn,
+                    fn.rubric_item,
+                    fn.rubric_weight,
+                    fn.rubric_edge,
+                    doc,
+                    getattr(fn, "rubric_parts", None),
+                )
+            )
     for item_id in code_items:
         own = [t for t in tests if t.item == item_id]
         if not own:
@@ -167,8 +185,10 @@ def _load_tests(directory: Path, rubric: dict) -> list[HiddenTest]:
         total = sum(t.weight for t in own)
         edge = sum(t.weight for t in own if t.edge)
         if edge > total / 4 + 1e-9:
-            raise RubricError(f"{directory.name}: item {item_id!r}: edge/validation weight {edge} of {total} "
-                              "exceeds the quarter the lesson promises")
+            raise RubricError(
+                f"{directory.name}: item {item_id!r}: edge/validation weight {edge} of {total} "
+                "exceeds the quarter the lesson promises"
+            )
     return tests
 
 
@@ -264,8 +284,12 @@ def _unchecked(name: str, record, passed: bool, message: str) -> str:
     return "" if name in record.checked else "这一部分没有被检查到（测试提前结束）"
 
 
-def score_items(assignment: Assignment, outcomes: list[TestOutcome], answers: dict[str, str],
-                confirmed: dict[str, float | None] | None = None) -> list[ItemResult]:
+def score_items(
+    assignment: Assignment,
+    outcomes: list[TestOutcome],
+    answers: dict[str, str],
+    confirmed: dict[str, float | None] | None = None,
+) -> list[ItemResult]:
     confirmed = confirmed or {}
     items = []
     for spec in assignment.items:
@@ -275,18 +299,37 @@ def score_items(assignment: Assignment, outcomes: list[TestOutcome], answers: di
             total = sum(o.weight for o in own)
             got = sum(o.weight * o.credit for o in own)
             score = round(points * got / total, 4) if total else 0.0
-            items.append(ItemResult(spec["id"], "code", points, score, EXECUTED, spec.get("description", ""),
-                                    tests=own, extra_credit=bool(spec.get("extra_credit", False))))
+            items.append(
+                ItemResult(
+                    spec["id"],
+                    "code",
+                    points,
+                    score,
+                    EXECUTED,
+                    spec.get("description", ""),
+                    tests=own,
+                    extra_credit=bool(spec.get("extra_credit", False)),
+                )
+            )
         else:
             from .written import suggest
 
             s = suggest(answers.get(spec["id"], ""), spec)
             conf = confirmed.get(spec["id"])
-            items.append(ItemResult(
-                spec["id"], "written", points, conf if conf is not None else float(s.score), STATIC_REVIEW,
-                spec.get("description", ""), evidence=list(s.evidence), suggestion=float(s.score),
-                confirmed=conf, message=s.comment,
-            ))
+            items.append(
+                ItemResult(
+                    spec["id"],
+                    "written",
+                    points,
+                    conf if conf is not None else float(s.score),
+                    STATIC_REVIEW,
+                    spec.get("description", ""),
+                    evidence=list(s.evidence),
+                    suggestion=float(s.score),
+                    confirmed=conf,
+                    message=s.comment,
+                )
+            )
     return items
 
 
@@ -319,11 +362,16 @@ def shutdown_workers() -> None:
         _all_workers.clear()
 
 
-def grade_extracted(assignment: Assignment, extracted: Extracted, isolation: str,
-                    confirmed: dict | None = None) -> tuple[list[ItemResult], list[str], dict]:
+def grade_extracted(
+    assignment: Assignment, extracted: Extracted, isolation: str, confirmed: dict | None = None
+) -> tuple[list[ItemResult], list[str], dict]:
     worker = _worker_for(assignment.limits, isolation)
-    sub = Submission(worker, extracted.code_cells, assignment.limits,
-                     deadline=time.monotonic() + assignment.limits.submission_timeout)
+    sub = Submission(
+        worker,
+        extracted.code_cells,
+        assignment.limits,
+        deadline=time.monotonic() + assignment.limits.submission_timeout,
+    )
     try:
         outcomes = run_tests(assignment, sub)
     finally:
@@ -360,11 +408,23 @@ def load_assignment(directory: Path) -> Assignment:
         return _assignments[directory]
 
 
-def grade_notebook(assignment: Assignment, path: Path, student_id: str, isolation: str, isolation_text: str,
-                   confirmed: dict | None = None) -> SubmissionResult:
+def grade_notebook(
+    assignment: Assignment,
+    path: Path,
+    student_id: str,
+    isolation: str,
+    isolation_text: str,
+    confirmed: dict | None = None,
+) -> SubmissionResult:
     started = time.monotonic()
-    result = SubmissionResult(student_id, assignment.id, assignment.notebook, isolation=isolation_text,
-                              pass_line=assignment.pass_line, grader=assignment.fingerprint)
+    result = SubmissionResult(
+        student_id,
+        assignment.id,
+        assignment.notebook,
+        isolation=isolation_text,
+        pass_line=assignment.pass_line,
+        grader=assignment.fingerprint,
+    )
     try:
         extracted = extract(path, assignment.cells, assignment.written_ids)
     except UnreadableNotebook as exc:
@@ -380,14 +440,25 @@ def grade_notebook(assignment: Assignment, path: Path, student_id: str, isolatio
     if tampered:
         result.status = "tampered: " + "; ".join(p.split(": ", 1)[1] for p in tampered)[:300]
     elif any(n.startswith(LOAD_FAILED) for n in notes):  # graded (zero code points), but say why
-        result.status = "code did not load: " + next(n for n in notes if n.startswith(LOAD_FAILED))[len(LOAD_FAILED):]
+        result.status = (
+            "code did not load: " + next(n for n in notes if n.startswith(LOAD_FAILED))[len(LOAD_FAILED) :]
+        )
     result.duration_s = round(time.monotonic() - started, 4)
     return result
 
 
 def zero_items(assignment: Assignment, why: str) -> list[ItemResult]:
-    return [ItemResult(spec["id"], spec["kind"], float(spec["points"]), 0.0,
-                       EXECUTED if spec["kind"] == "code" else STATIC_REVIEW, spec.get("description", ""),
-                       suggestion=0.0 if spec["kind"] == "written" else None, message=why,
-                       extra_credit=bool(spec.get("extra_credit", False)))
-            for spec in assignment.items]
+    return [
+        ItemResult(
+            spec["id"],
+            spec["kind"],
+            float(spec["points"]),
+            0.0,
+            EXECUTED if spec["kind"] == "code" else STATIC_REVIEW,
+            spec.get("description", ""),
+            suggestion=0.0 if spec["kind"] == "written" else None,
+            message=why,
+            extra_credit=bool(spec.get("extra_credit", False)),
+        )
+        for spec in assignment.items
+    ]

@@ -62,7 +62,11 @@ def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -
                 _num(r.extra_credit),
                 _num(r.total),
             ]
-            + ([csv_cell(r.submitted_at), str(r.late_days), _num(r.late_penalty), _num(r.final_total)] if late else [])
+            + (
+                [csv_cell(r.submitted_at), str(r.late_days), _num(r.late_penalty), _num(r.final_total)]
+                if late
+                else []
+            )
             + [
                 _num(r.max_total),
                 _bool(r.passed),

@@ -36,13 +36,21 @@ def render(result: SubmissionResult) -> str:
         f"<title>{escape(r.assignment_id)} — {escape(r.student_id)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{escape(r.assignment_id)} · {escape(r.student_id)}</h1>",
         f"<p><b>{_n(r.final_total)} / {_n(r.max_total)}</b>（及格线 {_n(r.pass_line)}）— {verdict}",
-        (f"<br><span class='note'>含附加分 / includes extra credit {_n(r.extra_credit)} / "
-         f"{_n(r.max_extra_credit)}：附加分计入总分与及格判断，满分不变 / extra credit counts towards the "
-         "total and the pass line; the maximum stays the same</span>") if r.max_extra_credit else "",
+        (
+            f"<br><span class='note'>含附加分 / includes extra credit {_n(r.extra_credit)} / "
+            f"{_n(r.max_extra_credit)}：附加分计入总分与及格判断，满分不变 / extra credit counts towards the "
+            "total and the pass line; the maximum stays the same</span>"
+        )
+        if r.max_extra_credit
+        else "",
         " · <i>暂定 / provisional：问答题仍待教师确认</i>" if r.provisional else "",
         "</p>",
-        (f"<p>迟交规则 / late policy: {escape(r.late_note)}<br>原始总分 / raw total {_n(r.total)} − "
-         f"扣分 / penalty {_n(r.late_penalty)} = <b>最终 / final {_n(r.final_total)}</b></p>") if r.late_note else "",
+        (
+            f"<p>迟交规则 / late policy: {escape(r.late_note)}<br>原始总分 / raw total {_n(r.total)} − "
+            f"扣分 / penalty {_n(r.late_penalty)} = <b>最终 / final {_n(r.final_total)}</b></p>"
+        )
+        if r.late_note
+        else "",
         f"<p class='note'>状态 / status: {escape(r.status)}<br>隔离方式 / isolation: {escape(r.isolation)}</p>",
     ]
     if r.messages:
@@ -53,8 +61,10 @@ def render(result: SubmissionResult) -> str:
         label = "executed" if it.mode == EXECUTED else "static"
         mode = "已运行 / executed" if it.mode == EXECUTED else "静态审查 / static review"
         bonus = "<span class='tag extra'>附加分 / extra credit</span>" if it.extra_credit else ""
-        parts.append(f"<h2>{escape(it.id)} — {_n(it.score)} / {_n(it.points)}"
-                     f"<span class='tag {label}'>{mode}</span>{bonus}</h2>")
+        parts.append(
+            f"<h2>{escape(it.id)} — {_n(it.score)} / {_n(it.points)}"
+            f"<span class='tag {label}'>{mode}</span>{bonus}</h2>"
+        )
         if it.description:
             parts.append(f"<p class='note'>{escape(it.description)}</p>")
         if it.kind == "code":
@@ -65,20 +75,26 @@ def render(result: SubmissionResult) -> str:
                     got = "、".join(escape(p["name"]) for p in t.parts if p["passed"])
                     ok = f"<span class='pass'>◐ {t.credit:.0%}</span><br><span class='note'>✔ {got}</span>"
                 kind = "（边界/校验）" if t.edge else ""
-                parts.append(f"<tr><td>{escape(t.name)}{kind}</td><td>{ok}</td><td>{escape(t.message)}</td></tr>")
+                parts.append(
+                    f"<tr><td>{escape(t.name)}{kind}</td><td>{ok}</td><td>{escape(t.message)}</td></tr>"
+                )
             parts.append("</table>")
             if not it.tests and it.message:
                 parts.append(f"<p>{escape(it.message)}</p>")
         else:
             if it.confirmed is not None:
-                parts.append(f"<p>教师确认 / confirmed: <b>{_n(it.confirmed)}</b>"
-                             f"（建议 / suggested {_n(it.suggestion or 0)}）</p>")
+                parts.append(
+                    f"<p>教师确认 / confirmed: <b>{_n(it.confirmed)}</b>"
+                    f"（建议 / suggested {_n(it.suggestion or 0)}）</p>"
+                )
             else:
                 parts.append(f"<p>建议得分 / suggested: <b>{_n(it.suggestion or 0)}</b>（待教师确认）</p>")
             for ev in it.evidence:
                 mark = "✔" if ev.get("met") else "✘"
-                parts.append(f"<p>{mark} <b>{escape(str(ev.get('criterion', '')))}</b> "
-                             f"<span class='note'>{escape(str(ev.get('note', '')))}</span></p>")
+                parts.append(
+                    f"<p>{mark} <b>{escape(str(ev.get('criterion', '')))}</b> "
+                    f"<span class='note'>{escape(str(ev.get('note', '')))}</span></p>"
+                )
                 if ev.get("quote"):
                     parts.append(f"<blockquote>{escape(str(ev['quote']))}</blockquote>")
     parts.append("</body></html>\n")

@@ -332,8 +332,11 @@ def code_comment(item: ItemResult) -> str:
     passed = sum(1 for t in tests if t.passed)
     lines = [
         f"Hidden tests ({item.mode or EXECUTED}): {passed}/{len(tests)} passed, "
-        + (f"extra credit {_fmt(item.score)} / {_fmt(item.points)}." if item.extra_credit
-           else f"score {_fmt(item.score)} / {_fmt(item.points)}.")
+        + (
+            f"extra credit {_fmt(item.score)} / {_fmt(item.points)}."
+            if item.extra_credit
+            else f"score {_fmt(item.score)} / {_fmt(item.points)}."
+        )
     ]
     for t in tests:
         mark = "PASS" if t.passed else (f"PART {t.credit:.0%}" if t.credit > 0 else "FAIL")

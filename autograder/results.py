@@ -136,7 +136,9 @@ class SubmissionResult:
 
     def save(self, path: Path, durable: bool = True) -> None:
         # compact: json's C encoder (indent forces the pure-Python one, ~10x slower at class scale)
-        atomic_write_text(path, json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n", durable)
+        atomic_write_text(
+            path, json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n", durable
+        )
 
     @classmethod
     def load(cls, path: Path) -> SubmissionResult:

@@ -161,7 +161,12 @@ def _cell_factory(kind: str):
     def new(source: str) -> NotebookNode:
         if kind == "code":
             return NotebookNode(
-                id="", cell_type="code", metadata=NotebookNode(), execution_count=None, source=source, outputs=[]
+                id="",
+                cell_type="code",
+                metadata=NotebookNode(),
+                execution_count=None,
+                source=source,
+                outputs=[],
             )
         return NotebookNode(id="", cell_type="markdown", source=source, metadata=NotebookNode())
 

@@ -86,13 +86,25 @@ def _time_nbgrader(submissions: Path, course: Path, assignments: dict[str, Path]
         src = json.loads(a.source.read_text(encoding="utf-8"))
         target = course / "source" / assignment_id / a.source.name
         target.parent.mkdir(parents=True)
-        target.write_text(json.dumps(_embed_hidden_tests(src, a.directory), ensure_ascii=False), encoding="utf-8")
-        subprocess.run(["nbgrader", "generate_assignment", assignment_id, "--force"], cwd=course, env=env,
-                       check=True, capture_output=True)
+        target.write_text(
+            json.dumps(_embed_hidden_tests(src, a.directory), ensure_ascii=False), encoding="utf-8"
+        )
+        subprocess.run(
+            ["nbgrader", "generate_assignment", assignment_id, "--force"],
+            cwd=course,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
     start = time.perf_counter()
     for assignment_id in sorted(used):
-        proc = subprocess.run(["nbgrader", "autograde", assignment_id, "--force"], cwd=course, env=env,
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["nbgrader", "autograde", assignment_id, "--force"],
+            cwd=course,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             print(proc.stderr[-2000:], file=sys.stderr)
     elapsed = time.perf_counter() - start
@@ -109,7 +121,9 @@ def _nbgrader_scores(course: Path, assignments) -> dict[tuple[str, str], dict[st
                 for nb in sub.notebooks:
                     for grade in nb.grades:
                         if grade.cell.__class__.__name__ == "GradeCell" and grade.auto_score is not None:
-                            scores.setdefault((sub.student.id, assignment_id), {})[grade.cell.name] = grade.auto_score
+                            scores.setdefault((sub.student.id, assignment_id), {})[grade.cell.name] = (
+                                grade.auto_score
+                            )
     return scores
 
 
@@ -143,15 +157,21 @@ def _class_scale(tmp: Path, base: Path, n: int, mode: str, target: float | None)
     own = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
     jobs = os.cpu_count() or 1
     goal = f"  [target < {target:g} s, >= {n / target:.0f}/s]" if target else ""
-    print(f"  class of {len(results)} ({mode}, {jobs} sandboxes): {wall:6.2f} s end to end, "
-          f"{len(results) / wall:5.1f} submissions/s{goal}   ({before} -> {_load().split()[-3]})")
-    print(f"    grader process CPU (all threads, not the sandboxes): {own:6.2f} s = "
-          f"{own / len(results) * 1000:.0f} ms per submission")
+    print(
+        f"  class of {len(results)} ({mode}, {jobs} sandboxes): {wall:6.2f} s end to end, "
+        f"{len(results) / wall:5.1f} submissions/s{goal}   ({before} -> {_load().split()[-3]})"
+    )
+    print(
+        f"    grader process CPU (all threads, not the sandboxes): {own:6.2f} s = "
+        f"{own / len(results) * 1000:.0f} ms per submission"
+    )
     sec = phases.seconds
     grading = sec.pop("grading (sandbox + hidden tests, thread-seconds)", 0.0)
     sec.pop("total (wall)", None)
-    print(f"    grading threads busy {grading:6.2f} thread-s = {grading / (jobs * wall):4.0%} of {jobs} x wall "
-          f"({grading / max(len(results), 1) * 1000:.0f} ms per submission)")
+    print(
+        f"    grading threads busy {grading:6.2f} thread-s = {grading / (jobs * wall):4.0%} of {jobs} x wall "
+        f"({grading / max(len(results), 1) * 1000:.0f} ms per submission)"
+    )
     for phase, seconds in sorted(sec.items(), key=lambda kv: -kv[1]):
         print(f"    main thread: {phase:34s} {seconds:6.2f} s  {seconds / wall:4.0%} of wall")
 
@@ -189,9 +209,11 @@ def _cpu_per_submission(base: Path, tmp: Path, mode: str, n: int = 60) -> None:
     grader = (t1.user + t1.system) - (t0.user + t0.system)
     per = (grader + sandbox) / len(jobs)
     cores = os.cpu_count() or 1
-    print(f"  CPU per submission (grading only, {len(jobs)} in series, /proc accounting): grader "
-          f"{grader / len(jobs) * 1000:.0f} ms + sandbox {sandbox / len(jobs) * 1000:.0f} ms; 300 such on "
-          f"{cores} idle cores need >= {300 * per / cores:4.1f} s of grading")
+    print(
+        f"  CPU per submission (grading only, {len(jobs)} in series, /proc accounting): grader "
+        f"{grader / len(jobs) * 1000:.0f} ms + sandbox {sandbox / len(jobs) * 1000:.0f} ms; 300 such on "
+        f"{cores} idle cores need >= {300 * per / cores:4.1f} s of grading"
+    )
 
 
 def main() -> None:
@@ -219,8 +241,10 @@ def main() -> None:
         t_nb, theirs = _time_nbgrader(submissions, tmp / "nbgrader-course", assignments)
         print(f"  engine, {mode:8s}: {t_box:6.2f} s  {n / t_box:6.1f} submissions/s")
         print(f"  engine, no sandbox: {t_none:6.2f} s  {n / t_none:6.1f} submissions/s")
-        print(f"  nbgrader autograde: {t_nb:6.2f} s  {n / t_nb:6.2f} submissions/s (start-up included); "
-              f"a class of 300 at this rate: {300 * t_nb / n:5.0f} s")
+        print(
+            f"  nbgrader autograde: {t_nb:6.2f} s  {n / t_nb:6.2f} submissions/s (start-up included); "
+            f"a class of 300 at this rate: {300 * t_nb / n:5.0f} s"
+        )
         print(f"  throughput ratio engine/nbgrader: {t_nb / t_box:.1f}x (target >= 20x)")
         print(f"  time ratio sandboxed/unsandboxed: {t_box / t_none:.2f} (target <= 2)")
         agree = compared = 0
@@ -233,10 +257,14 @@ def main() -> None:
                 if abs(nb_scores.get(it.id, 0.0) - it.score) < 1e-9:
                     agree += 1
                 else:
-                    print(f"  differs: {r.student_id} {it.id}: engine {it.score:g}, nbgrader "
-                          f"{nb_scores.get(it.id, 0.0):g}")
-        print(f"  code scores identical on {agree}/{compared} all-or-nothing items (a difference is expected where "
-              "nbgrader's check cell also runs the visible checks, which call the other, wrong method)")
+                    print(
+                        f"  differs: {r.student_id} {it.id}: engine {it.score:g}, nbgrader "
+                        f"{nb_scores.get(it.id, 0.0):g}"
+                    )
+        print(
+            f"  code scores identical on {agree}/{compared} all-or-nothing items (a difference is expected where "
+            "nbgrader's check cell also runs the visible checks, which call the other, wrong method)"
+        )
         print(f"  {_load()}")
 
 

@@ -24,8 +24,13 @@ def executed_notebook():
         path = Path(path).resolve()
         if path not in cache:
             nb = nbformat.read(path, as_version=4)
-            client = NotebookClient(nb, kernel_name="python3", timeout=60, allow_errors=True,
-                                    resources={"metadata": {"path": str(path.parent)}})
+            client = NotebookClient(
+                nb,
+                kernel_name="python3",
+                timeout=60,
+                allow_errors=True,
+                resources={"metadata": {"path": str(path.parent)}},
+            )
             start = time.perf_counter()
             client.execute()
             cache[path] = (nb, time.perf_counter() - start)

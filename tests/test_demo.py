@@ -17,8 +17,12 @@ GOLDEN = Path(__file__).parent / "golden" / "demo" / "grades.csv"
 
 def test_demo_grades_the_sample_class_in_under_a_minute(tmp_path):
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "autograder", "demo", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "demo", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     elapsed = time.monotonic() - start
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert elapsed < 60, f"make demo took {elapsed:.1f} s"
@@ -53,4 +57,5 @@ def test_demo_grades_the_sample_class_in_under_a_minute(tmp_path):
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text(produced, encoding="utf-8")
     assert produced == GOLDEN.read_text(encoding="utf-8"), (
-        "the demo class's grades changed; if intended, run `make goldens` and review the diff")
+        "the demo class's grades changed; if intended, run `make goldens` and review the diff"
+    )

@@ -26,7 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 A = "16-asymmetric-pipeline"
 RELEASE = ROOT / "lessons" / A / "asymmetric_pipeline.ipynb"
 MISTAKES = ROOT / "autograder" / A / "mistakes"
-REFERENCE = reference_code(MISTAKES.parent) if MISTAKES.is_dir() else ""  # the source notebook's solution cells
+REFERENCE = (
+    reference_code(MISTAKES.parent) if MISTAKES.is_dir() else ""
+)  # the source notebook's solution cells
 SLOW = (
     "\n_Ref = AsymmetricPipelineScheduler\n\n\nclass AsymmetricPipelineScheduler(_Ref):\n"
     "    def simulate_1f1b_execution(self, *args):\n        while True:\n            pass\n"
@@ -77,8 +79,22 @@ def digest(top: Path) -> dict[str, str]:
 
 
 def grade_cmd(subs: Path, out: Path) -> list[str]:
-    flag = "bwrap" if resolve_isolation("auto")[0] == "bwrap" else "none"  # `grade` never falls back by itself
-    return [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--jobs", "2", "--isolation", flag]
+    flag = (
+        "bwrap" if resolve_isolation("auto")[0] == "bwrap" else "none"
+    )  # `grade` never falls back by itself
+    return [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        str(subs),
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--isolation",
+        flag,
+    ]
 
 
 def env(stage_tmp: Path) -> dict[str, str]:

@@ -66,7 +66,9 @@ def _rows(path: Path) -> list[dict]:
 
 
 def test_grade_cli_rows_statuses_and_idempotent_rerun(tmp_path, isolation):
-    subs = _sample_class(tmp_path, ("reference-notebook", "untouched-release", "syntax-error", "truncated-file"))
+    subs = _sample_class(
+        tmp_path, ("reference-notebook", "untouched-release", "syntax-error", "truncated-file")
+    )
     before = {p: p.read_bytes() for p in subs.rglob("*") if p.is_file()}
     out = tmp_path / "out"
     flag = "bwrap" if isolation[0] == "bwrap" else "none"  # `grade` never falls back by itself
@@ -81,8 +83,10 @@ def test_grade_cli_rows_statuses_and_idempotent_rerun(tmp_path, isolation):
         if "reference-notebook" in sid:
             assert row["status"] == "ok" and row["passed"] == "true" and row["provisional"] == "true"
             assert float(row["code_total"]) == sum(
-                it["points"] for it in load_assignment(known_assignments()[row["assignment_id"]]).items
-                if it["kind"] == "code" and not it.get("extra_credit"))
+                it["points"]
+                for it in load_assignment(known_assignments()[row["assignment_id"]]).items
+                if it["kind"] == "code" and not it.get("extra_credit")
+            )
         elif "truncated-file" in sid:
             assert row["status"].startswith("unreadable"), row
             assert float(row["total"]) == 0
@@ -112,7 +116,11 @@ def test_feedback_never_shows_hidden_inputs_or_test_source(tmp_path, isolation):
         for test_file in directory.glob("test_*.py"):
             for line in test_file.read_text(encoding="utf-8").splitlines():
                 code = line.strip()
-                if len(code) > 30 and not code.startswith(("#", '"', "'", "assert", "f\"", "f'")) and "=" in code:
+                if (
+                    len(code) > 30
+                    and not code.startswith(("#", '"', "'", "assert", 'f"', "f'"))
+                    and "=" in code
+                ):
                     assert code not in pages, f"feedback leaks hidden-test code: {code}"
     assert "random.Random" not in pages and "def test_" not in pages
 
@@ -121,16 +129,19 @@ def _tiny_assignment(tmp_path: Path, tests: str, items: str) -> Path:
     d = tmp_path / "tiny"
     d.mkdir()
     (d / "rubric.yaml").write_text(
-        f"assignment: tiny\nnotebook: tiny\npass_line: 1\nitems:\n{items}", encoding="utf-8")
+        f"assignment: tiny\nnotebook: tiny\npass_line: 1\nitems:\n{items}", encoding="utf-8"
+    )
     (d / "test_tiny.py").write_text(tests, encoding="utf-8")
     return d
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
 def test_rubric_rejects_edge_weight_above_a_quarter(tmp_path):
-    tests = ("from autograder.testing import item\n"
-             "@item('a', weight=1)\ndef test_core(sub): pass\n"
-             "@item('a', weight=1, edge=True)\ndef test_edge(sub): pass\n")
+    tests = (
+        "from autograder.testing import item\n"
+        "@item('a', weight=1)\ndef test_core(sub): pass\n"
+        "@item('a', weight=1, edge=True)\ndef test_edge(sub): pass\n"
+    )
     d = _tiny_assignment(tmp_path, tests, "  - {id: a, kind: code, points: 2}\n")
     release = tmp_path / "tiny.ipynb"
     release.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
@@ -142,22 +153,30 @@ def test_rubric_rejects_edge_weight_above_a_quarter(tmp_path):
 def test_rubric_rejects_tests_for_unknown_items_and_items_without_tests(tmp_path):
     release = tmp_path / "tiny.ipynb"
     release.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    d = _tiny_assignment(tmp_path, "from autograder.testing import item\n@item('zzz')\ndef test_x(sub): pass\n",
-                         "  - {id: a, kind: code, points: 2}\n")
+    d = _tiny_assignment(
+        tmp_path,
+        "from autograder.testing import item\n@item('zzz')\ndef test_x(sub): pass\n",
+        "  - {id: a, kind: code, points: 2}\n",
+    )
     with pytest.raises(RubricError, match="zzz"):
         Assignment.load(d, release=release)
 
 
 def test_check_command_validates_every_rubric():
-    proc = subprocess.run([sys.executable, "-m", "autograder", "check"], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "check"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert all(a in proc.stdout for a in ASSIGNMENTS)
 
 
 def test_bad_input_gives_clear_errors(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "nope"), "--out",
-                           str(tmp_path / "o")], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", str(tmp_path / "nope"), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode != 0 and "not a directory" in proc.stderr
 
 

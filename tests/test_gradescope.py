@@ -163,7 +163,9 @@ def graded(built, tmp_path_factory):
             )
         },
         "hostile-prints": {
-            NB: notebook_bytes(with_code(release, code_of(HOSTILE / "a24_fake_score_lines.py", root) + NO_CHALLENGE))
+            NB: notebook_bytes(
+                with_code(release, code_of(HOSTILE / "a24_fake_score_lines.py", root) + NO_CHALLENGE)
+            )
         },
         "hostile-forgery": {
             NB: notebook_bytes(

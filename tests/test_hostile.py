@@ -57,7 +57,9 @@ def snippets() -> dict[str, Path]:
 
 
 def build_code(path: Path, values: dict[str, str]) -> str:
-    text = mistake_code(path, reference=REFERENCE)  # `# include: reference` → lesson 16's reference code first
+    text = mistake_code(
+        path, reference=REFERENCE
+    )  # `# include: reference` → lesson 16's reference code first
     for key, value in values.items():
         text = text.replace("{{" + key + "}}", value)
     return text
@@ -287,7 +289,9 @@ def test_fallback_without_bwrap_is_reported_and_still_contains_processes(tmp_pat
         "daemon": "a27_double_fork_sleeper",
         "stderr": "a26_honest_prints_to_stderr",
     }
-    results = grade_snippets(tmp_path, cases, jobs=1, isolation="none", values={"MARKER": marker}, quiet=False)
+    results = grade_snippets(
+        tmp_path, cases, jobs=1, isolation="none", values={"MARKER": marker}, quiet=False
+    )
     assert "isolation: fallback" in capsys.readouterr().err
     time.sleep(0.3)
     assert processes_with(marker) == []
@@ -301,8 +305,15 @@ def test_fallback_without_bwrap_is_reported_and_still_contains_processes(tmp_pat
         assert "NOT a sandbox" in page
 
 
-def grade_snippets(tmp_path: Path, cases: dict[str, str], *, jobs: int, isolation: str = "bwrap",
-                   values: dict[str, str] | None = None, quiet: bool = True):
+def grade_snippets(
+    tmp_path: Path,
+    cases: dict[str, str],
+    *,
+    jobs: int,
+    isolation: str = "bwrap",
+    values: dict[str, str] | None = None,
+    quiet: bool = True,
+):
     """Grade a small class: student -> snippet stem in tests/hostile/, with the suite's lowered limits."""
     release = json.loads(RELEASE.read_text(encoding="utf-8"))
     subs = tmp_path / "submitted"
@@ -334,7 +345,10 @@ def test_honest_students_beside_a_flooding_submission_keep_their_scores(tmp_path
     assert code_scores(results["flood"]) == expected_scores("a37_reply_flood")
     for student in honest:
         assert code_scores(results[student]) == expected_scores("a07h_honest_reference"), (
-            student, results[student].status, [t.message for it in results[student].items for t in it.tests][:3])
+            student,
+            results[student].status,
+            [t.message for it in results[student].items for t in it.tests][:3],
+        )
         assert results[student].status == "ok"
 
 
@@ -342,7 +356,9 @@ def test_sysv_ipc_does_not_persist_into_the_next_submission(tmp_path):
     """Attack 4: one sandbox (one job) grades the plant, then the reader: the reader finds none of the
     plant's shared memory, message queue or semaphore set (its expectation is 0 unless it found one)."""
     _bwrap_or_skip()
-    results = grade_snippets(tmp_path, {"a_plant": "a38_sysv_ipc_plant", "b_read": "z98_read_sysv_ipc"}, jobs=1)
+    results = grade_snippets(
+        tmp_path, {"a_plant": "a38_sysv_ipc_plant", "b_read": "z98_read_sysv_ipc"}, jobs=1
+    )
     assert code_scores(results["a_plant"]) == expected_scores("a38_sysv_ipc_plant"), results["a_plant"].status
     assert code_scores(results["b_read"]) == expected_scores("z98_read_sysv_ipc"), results["b_read"].status
 
@@ -438,12 +454,17 @@ def malformed_batch(tmp_path_factory):
     release = json.loads(RELEASE.read_text(encoding="utf-8"))
     honest = with_code(release, REFERENCE)
     # in the source (made U+FFFD when read), printed, and in an exception message sent back by the sandbox
-    odd_code = REFERENCE + "\n_odd = '\ud800 \x00'\nprint('\\ud800 \\x00')\nraise ValueError('\\ud800 \\x00 at load')\n"
+    odd_code = (
+        REFERENCE
+        + "\n_odd = '\ud800 \x00'\nprint('\\ud800 \\x00')\nraise ValueError('\\ud800 \\x00 at load')\n"
+    )
     notebooks = {  # student folder -> notebook bytes (in <student>/16-asymmetric-pipeline/)
         "honest": _nb_bytes(honest),
         "odd-answers": _nb_bytes(with_answers(honest, {"q1": ODD_TEXT, "q2": "\ud800", "q3": "\x00"})),
         "odd-code": _nb_bytes(with_code(release, odd_code)),
-        "odd-metadata": _nb_bytes({**honest, "metadata": {"\ud800": "\udfff", "kernelspec": {"name": "\x00"}}}),
+        "odd-metadata": _nb_bytes(
+            {**honest, "metadata": {"\ud800": "\udfff", "kernelspec": {"name": "\x00"}}}
+        ),
         "many-cells": _nb_bytes(_tiny_cells_notebook(release, 400_000)),
         "many-values": _nb_bytes({**honest, "metadata": {"junk": [0] * 1_200_000}}),
     }
@@ -524,13 +545,18 @@ def test_unsafe_folder_names_get_an_error_row_under_a_safe_id(malformed_batch):
 
 def test_a_row_that_could_not_be_graded_never_passes(malformed_batch):
     """Attack 6: an unknown assignment (no pass line, no items) used to show passed=true."""
-    for student, why in (("unknown-assignment", "unknown assignment"), ("no-assignment-folder", "no assignment")):
+    for student, why in (
+        ("unknown-assignment", "unknown assignment"),
+        ("no-assignment-folder", "no assignment"),
+    ):
         row = _row(malformed_batch, student)
         assert why in row["status"] and row["passed"] == "false", row
 
 
-@pytest.mark.parametrize(("student", "why"), [("many-cells", "cells, over the limit"),
-                                              ("many-values", "JSON values, over the limit")])
+@pytest.mark.parametrize(
+    ("student", "why"),
+    [("many-cells", "cells, over the limit"), ("many-values", "JSON values, over the limit")],
+)
 def test_absurd_notebooks_get_a_clear_bounded_error(malformed_batch, student, why):
     """Attack 7: 400 000 tiny cells (19 MB) or 1.2 million JSON values are refused from a count made
     on the text before it is parsed, with a message the student understands, and never pass."""
@@ -553,8 +579,11 @@ def test_a_recording_failure_is_that_students_error_row(tmp_path, monkeypatch):
         return record_many(out, batch, **kwargs)
 
     monkeypatch.setattr(gradebook, "record_many", failing)
-    cases = {"a-honest": "a07h_honest_reference", "b-breaks-the-writer": "a07h_honest_reference",
-             "c-honest": "a07h_honest_reference"}
+    cases = {
+        "a-honest": "a07h_honest_reference",
+        "b-breaks-the-writer": "a07h_honest_reference",
+        "c-honest": "a07h_honest_reference",
+    }
     results = grade_snippets(tmp_path, cases, jobs=1, isolation="auto")
     assert results["b-breaks-the-writer"].status.startswith("error: recording the result failed")
     assert not results["b-breaks-the-writer"].passed and results["b-breaks-the-writer"].total == 0
@@ -575,15 +604,23 @@ def test_grade_refuses_to_run_without_bubblewrap_unless_told(tmp_path):
     dest.write_text(json.dumps(json.loads(RELEASE.read_text(encoding="utf-8"))), encoding="utf-8")
     env = {**os.environ, "PATH": str(Path(sys.executable).parent)}  # python, no bwrap
     cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--quiet"]
-    refused = subprocess.run([*cmd, "--out", str(tmp_path / "a")], env=env, capture_output=True, text=True,
-                             timeout=120)
+    refused = subprocess.run(
+        [*cmd, "--out", str(tmp_path / "a")], env=env, capture_output=True, text=True, timeout=120
+    )
     assert refused.returncode != 0
     assert "--isolation none" in refused.stderr and "NOT a sandbox" in refused.stderr, refused.stderr
     assert not (tmp_path / "a" / "grades.csv").exists()
-    told = subprocess.run([*cmd, "--out", str(tmp_path / "b"), "--isolation", "none"], env=env,
-                          capture_output=True, text=True, timeout=300)
+    told = subprocess.run(
+        [*cmd, "--out", str(tmp_path / "b"), "--isolation", "none"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert told.returncode == 0, told.stderr
-    saved = json.loads((tmp_path / "b" / "results" / "student" / f"{ASSIGNMENT}.json").read_text(encoding="utf-8"))
+    saved = json.loads(
+        (tmp_path / "b" / "results" / "student" / f"{ASSIGNMENT}.json").read_text(encoding="utf-8")
+    )
     assert "NOT a sandbox" in saved["isolation"]
 
 
@@ -610,9 +647,16 @@ def _processes_naming(tmp: Path, wait: float = 10.0) -> list[str]:
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize(("signum", "isolation"), [(signal.SIGTERM, "bwrap"), (signal.SIGINT, "bwrap"),
-                                                   (signal.SIGTERM, "none"), (signal.SIGKILL, "none"),
-                                                   (signal.SIGKILL, "bwrap")])
+@pytest.mark.parametrize(
+    ("signum", "isolation"),
+    [
+        (signal.SIGTERM, "bwrap"),
+        (signal.SIGINT, "bwrap"),
+        (signal.SIGTERM, "none"),
+        (signal.SIGKILL, "none"),
+        (signal.SIGKILL, "bwrap"),
+    ],
+)
 def test_temp_folders_are_removed_when_grade_is_interrupted(tmp_path, signum, isolation):
     """Attack 8: SIGTERM or Ctrl-C in the middle of a batch: `grade` stops its sandboxes and removes
     their staging and temporary folders (grader-stage-*, grader-fallback-*), and says so."""
@@ -627,12 +671,26 @@ def test_temp_folders_are_removed_when_grade_is_interrupted(tmp_path, signum, is
         dest.parent.mkdir(parents=True)
         code = build_code(HOSTILE / "a15_infinite_loop_one_method.py", {})
         dest.write_text(json.dumps(with_code(release, code)), encoding="utf-8")
-    temp = Path(tempfile.mkdtemp(prefix="interrupt-"))  # TMPDIR of the grade run, reachable by the sandbox uid
+    temp = Path(
+        tempfile.mkdtemp(prefix="interrupt-")
+    )  # TMPDIR of the grade run, reachable by the sandbox uid
     temp.chmod(0o755)
     try:
         env = {**os.environ, "TMPDIR": str(temp), LIMITS_ENV: json.dumps(TEST_LIMITS)}
-        cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(tmp_path / "out"),
-               "--jobs", "2", "--isolation", isolation, "--quiet"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            str(subs),
+            "--out",
+            str(tmp_path / "out"),
+            "--jobs",
+            "2",
+            "--isolation",
+            isolation,
+            "--quiet",
+        ]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while not _grader_temp_dirs(temp) and proc.poll() is None and time.monotonic() < deadline:
@@ -670,8 +728,12 @@ def test_temp_folders_are_removed_when_the_batch_raises(tmp_path, monkeypatch):
     monkeypatch.setattr(batch_module.Progress, "step", broken)
     try:
         with pytest.raises(RuntimeError, match="terminal went away"):
-            grade_snippets(tmp_path, {"a": "a07h_honest_reference", "b": "a07h_honest_reference"}, jobs=2,
-                           isolation="auto")
+            grade_snippets(
+                tmp_path,
+                {"a": "a07h_honest_reference", "b": "a07h_honest_reference"},
+                jobs=2,
+                isolation="auto",
+            )
         assert _grader_temp_dirs(temp) == []
         assert engine._all_workers == []
     finally:

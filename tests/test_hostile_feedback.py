@@ -93,7 +93,10 @@ def test_student_chosen_text_never_reaches_feedback(graded):
 def test_hidden_test_lines_show_authored_text_and_builtin_type(graded):
     _, results = graded
     lines = [  # the leaker carries the reference's extra-credit challenge, whose tests pass (no message)
-        t.message for it in results["leaker"].items if it.kind == "code" and not it.extra_credit for t in it.tests
+        t.message
+        for it in results["leaker"].items
+        if it.kind == "code" and not it.extra_credit
+        for t in it.tests
     ]
     assert lines and all(m for m in lines)
     assert any("抛出了 ValueError" in m for m in lines), lines  # the subclass shows as its builtin base

@@ -24,8 +24,14 @@ def _free_port() -> int:
 def test_make_lab_serves_the_lesson_notebooks():
     port, token = _free_port(), secrets.token_hex(16)
     args = f"--no-browser --ServerApp.port={port} --IdentityProvider.token={token} --ServerApp.port_retries=0"
-    proc = subprocess.Popen(["make", "-s", "lab", f"LAB_ARGS={args}"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True, env={**os.environ})
+    proc = subprocess.Popen(
+        ["make", "-s", "lab", f"LAB_ARGS={args}"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ},
+    )
     try:
         url = f"http://127.0.0.1:{port}/api/contents/16-asymmetric-pipeline/asymmetric_pipeline.ipynb"
         req = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
@@ -37,7 +43,9 @@ def test_make_lab_serves_the_lesson_notebooks():
                 break
             except OSError:
                 time.sleep(0.5)
-        assert body is not None, f"JupyterLab did not serve the notebook: {proc.stderr.read1(4000) if proc.poll() is not None else ''}"
+        assert body is not None, (
+            f"JupyterLab did not serve the notebook: {proc.stderr.read1(4000) if proc.poll() is not None else ''}"
+        )
         assert body["type"] == "notebook"
         sources = ["".join(c["source"]) for c in body["content"]["cells"]]
         assert any("AsymmetricPipelineScheduler" in s for s in sources)

@@ -82,7 +82,9 @@ def test_reference_code_earns_full_marks():
 
 @pytest.mark.parametrize("path", MISTAKES, ids=[p.stem for p in MISTAKES])
 def test_mistake_scores_exactly_as_stated(path: Path):
-    text = path.read_text(encoding="utf-8")  # the file's own header (an expanded patch starts with the reference's)
+    text = path.read_text(
+        encoding="utf-8"
+    )  # the file's own header (an expanded patch starts with the reference's)
     code = mistake_code(path)
     expected = expected_scores(text)
     scores = grade_code(ASSIGNMENT, code)

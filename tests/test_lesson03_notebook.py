@@ -29,8 +29,13 @@ EXERCISES = ("stage_times", "min_max_partition", "simulate_static_vs_dynamic", "
 def run(path: Path) -> nbformat.NotebookNode:
     nb = nbformat.read(path, as_version=4)
     os.environ.setdefault("MPLBACKEND", "Agg")
-    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
     return nb
 
 
@@ -43,8 +48,13 @@ def errors(cell) -> list[dict]:
 
 
 def stdout(nb) -> str:
-    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-                   if o.get("name") == "stdout")
+    return "".join(
+        o.get("text", "")
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("name") == "stdout"
+    )
 
 
 def prose(nb) -> str:
@@ -87,9 +97,17 @@ def test_release_runs_with_only_the_exercises_unimplemented(release_run):
     # the demonstrations and figures come from pipelab, not from the student's functions (issue 13,
     # point 8): the untouched release prints the prose's numbers and draws every figure
     out = stdout(release_run)
-    for token in ("makespan = 71", "makespan = 77", "makespan = 59", "静态 33，动态 35.2", "1f1b: 前沿上的 (P, m)"):
+    for token in (
+        "makespan = 71",
+        "makespan = 77",
+        "makespan = 59",
+        "静态 33，动态 35.2",
+        "1f1b: 前沿上的 (P, m)",
+    ):
         assert token in out, token
-    figures = {c.id for c in release_run.cells if any("image/png" in o.get("data", {}) for o in c.get("outputs", []))}
+    figures = {
+        c.id for c in release_run.cells if any("image/png" in o.get("data", {}) for o in c.get("outputs", []))
+    }
     assert {"fig-case-bars", "fig-scheduling", "fig-frontier"} <= figures, figures
 
 
@@ -104,7 +122,9 @@ def test_presentation_follows_the_style_guide():
             assert c.id == grade_id(c)
         if grade_id(c) in CHECK_IDS:
             assert "raises-exception" in c.metadata.get("tags", []), c.id
-    assert ids.index("further") > ids.index("grading") and src.cells[ids.index("further")].source.startswith("## 延伸")
+    assert ids.index("further") > ids.index("grading") and src.cells[ids.index("further")].source.startswith(
+        "## 延伸"
+    )
     by_id = {c.id: c.source for c in src.cells}
     assert "sharex" not in by_id["fig-scheduling"] and "set_xlim" in by_id["fig-scheduling"]
     assert 'mfc="none"' in by_id["fig-frontier"] and ".legend(" in by_id["fig-frontier"]
@@ -117,8 +137,12 @@ def test_release_holds_no_reference_code_or_answers():
     src = nbformat.read(SOURCE, as_version=4)
     rel = nbformat.read(RELEASE, as_version=4)
     text = json.dumps(rel, ensure_ascii=False)
-    assert "BEGIN SOLUTION" not in text and "candidates = sorted" not in text and "def input_ready" not in text
-    answers = {grade_id(c): c.source for c in src.cells if c.cell_type == "markdown" and grade_id(c) in {"q1", "q2"}}
+    assert (
+        "BEGIN SOLUTION" not in text and "candidates = sorted" not in text and "def input_ready" not in text
+    )
+    answers = {
+        grade_id(c): c.source for c in src.cells if c.cell_type == "markdown" and grade_id(c) in {"q1", "q2"}
+    }
     assert set(answers) == {"q1", "q2"}
     for c in rel.cells:
         if grade_id(c) in answers:
@@ -145,8 +169,14 @@ def test_every_code_cell_has_nbgrader_metadata():
 @pytest.mark.slow
 def test_release_is_in_sync_with_a_fresh_generation():
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    r = subprocess.run([sys.executable, "-m", "autograder.release", "--check", "03-load-imbalance"], cwd=ROOT,
-                       env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "autograder.release", "--check", "03-load-imbalance"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
 
 
@@ -166,7 +196,7 @@ def forward_bubble(t, m):
 def loads(costs, counts):
     out, s = [], 0
     for c in counts:
-        out.append(sum(costs[s:s + c]))
+        out.append(sum(costs[s : s + c]))
         s += c
     return out
 
@@ -230,7 +260,9 @@ def test_variance_among_optimal_splits(source_run):
     late_opt = min(max(loads(late, c)) for c in all_splits(late, 8))
     assert var(loads(late, [4, 4, 4, 4, 1, 2, 4, 1])) == pytest.approx(1.12)
     assert max(loads(late, [4, 4, 4, 4, 1, 2, 4, 1])) == pytest.approx(late_opt)
-    late_least = min(var(loads(late, c)) for c in all_splits(late, 8) if max(loads(late, c)) <= late_opt + 1e-9)
+    late_least = min(
+        var(loads(late, c)) for c in all_splits(late, 8) if max(loads(late, c)) <= late_opt + 1e-9
+    )
     assert late_least == pytest.approx(0.37) == var(loads(late, [3, 4, 4, 4, 2, 1, 3, 3]))
     for token in ("[4,4,4,4,1,2,4,1]", "1.12", "[3,4,4,4,2,1,3,3]", "0.37"):
         assert token in text, token
@@ -295,6 +327,8 @@ def test_frontier_numbers(source_run):
         assert lat == sorted(lat) and thr == sorted(thr)
     # memory thresholds quoted in the prose: (160 + 48·k)/P <= 80
     assert (160 + 48 * 0) / 2 == 80 and (160 + 48 * 3) / 4 <= 80 < (160 + 48 * 4) / 4
-    assert (160 + 48 * 8) / 8 <= 80 < (160 + 48 * 11) / 8 and (160 + 48 * 23) / 16 <= 80 < (160 + 48 * 24) / 16
+    assert (160 + 48 * 8) / 8 <= 80 < (160 + 48 * 11) / 8 and (160 + 48 * 23) / 16 <= 80 < (
+        160 + 48 * 24
+    ) / 16
     for token in ("m\\le3", "最多 $m=8$", "最多 $m=16$"):
         assert token in text, token

@@ -196,7 +196,10 @@ def test_numbers_1f1b(prose, out):
                 f"下界是 {bound:g} ms，由 stage 0 取到（$0+{M}\\times{fb[0]:g}$）",
             ),
             (None, f"只比下界多 {tl.makespan - bound:g} ms"),
-            (f"stage 0 的空闲区间 {gaps}", f"做完前 {min(M, P)} 个前向（{min(M, P - 1)} 个预热，加上稳态的第一个；到 {gaps[0][0]:g} ms）"),
+            (
+                f"stage 0 的空闲区间 {gaps}",
+                f"做完前 {min(M, P)} 个前向（{min(M, P - 1)} 个预热，加上稳态的第一个；到 {gaps[0][0]:g} ms）",
+            ),
             (None, f"到 {gaps[0][1]:g} ms 才能开始第一个反向"),
             (
                 f"m = 64：1F1B 气泡率 = {big.bubble_ratio:.4f}",

@@ -76,7 +76,9 @@ def test_reference_code_earns_full_marks():
     [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else []) for p in MISTAKES],
 )
 def test_mistake_scores_exactly_as_stated(path: Path):
-    text = path.read_text(encoding="utf-8")  # the file's own header (an expanded patch starts with the reference's)
+    text = path.read_text(
+        encoding="utf-8"
+    )  # the file's own header (an expanded patch starts with the reference's)
     code = mistake_code(path)
     match = EXPECT.search(text)
     assert match, f"{path.name} has no '# expect:' header"

@@ -304,7 +304,9 @@ def test_tampered_and_broken_notebooks_in_a_batch(tmp_path, release):
         path = subs / student / A / "asymmetric_pipeline.ipynb"
         path.parent.mkdir(parents=True)
         path.write_bytes(content if isinstance(content, bytes) else json.dumps(content).encode())
-    results = {r.student_id: r for r in grade_class(subs, tmp_path / "out", isolation="auto", jobs=2, quiet=True)}
+    results = {
+        r.student_id: r for r in grade_class(subs, tmp_path / "out", isolation="auto", jobs=2, quiet=True)
+    }
     rows = {
         row["student_id"]: row
         for row in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))

@@ -19,9 +19,20 @@ def test_review_copy_is_schema_valid_and_deterministic(tmp_path):
     submission = json.loads(SOURCE.read_text(encoding="utf-8"))
     submission["cells"] += [
         {"cell_type": "raw", "metadata": {}, "source": "<script>alert(1)</script>"},
-        {"cell_type": "markdown", "metadata": {}, "source": ["# student's own\n", "<img src=x onerror=alert(1)>"]},
+        {
+            "cell_type": "markdown",
+            "metadata": {},
+            "source": ["# student's own\n", "<img src=x onerror=alert(1)>"],
+        },
         {"cell_type": "code", "metadata": {}, "execution_count": 3, "outputs": [], "source": "x = 1"},
-        {"cell_type": "code", "id": "bad id!", "metadata": {}, "execution_count": None, "outputs": [], "source": ""},
+        {
+            "cell_type": "code",
+            "id": "bad id!",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": "",
+        },
     ]
     path = tmp_path / "sub.ipynb"
     path.write_text(json.dumps(submission, ensure_ascii=False), encoding="utf-8")

@@ -45,7 +45,7 @@ def oracle(W, Ps, ms, c=0.0, wm=0.0, am=0.0, cap=None, schedule="1f1b", b=1):
 
 def well_separated(pts):
     for i, x in enumerate(pts):
-        for y in pts[i + 1:]:
+        for y in pts[i + 1 :]:
             if abs(x[2] - y[2]) <= 1e-9 * max(x[2], y[2]) or abs(x[3] - y[3]) <= 1e-9 * max(x[3], y[3]):
                 if (x[0], x[1]) != (y[0], y[1]):
                     return False
@@ -64,7 +64,9 @@ def matches(r, expected, what):
         e[:2] for e in expected
     ] and len(got) == len(expected)
     with part("points"):
-        assert same_points, f"{what}：前沿上的 (P, m) 组合不对（检查可行性判断、支配关系和排序）。模型：{MODEL}"
+        assert same_points, (
+            f"{what}：前沿上的 (P, m) 组合不对（检查可行性判断、支配关系和排序）。模型：{MODEL}"
+        )
     with part("values"):
         assert same_points and all(
             approx(g[2], e[2]) and approx(g[3], e[3]) for g, e in zip(got, expected, strict=True)
@@ -74,18 +76,28 @@ def matches(r, expected, what):
 def plausible(sub, what):
     """Credit for types, edge cases and validation needs the right frontier of an ordinary case too."""
     front, _ = oracle(40.0, [1, 2, 4], [1, 2, 4, 8], 0.5)
-    matches(sub.call(FN, 40.0, [1, 2, 4], [1, 2, 4, 8], overhead=0.5), front, f"{what}（这一项只在结果也正确时得分）")
+    matches(
+        sub.call(FN, 40.0, [1, 2, 4], [1, 2, 4, 8], overhead=0.5),
+        front,
+        f"{what}（这一项只在结果也正确时得分）",
+    )
 
 
 def random_config(rng):
     while True:
-        cfg = dict(overhead=rng.uniform(0.0, 3.0), weight_mem=rng.uniform(50, 200), act_mem=rng.uniform(5, 60),
-                   mem_cap=rng.uniform(30, 90), schedule=rng.choice(["1f1b", "gpipe"]))
+        cfg = dict(
+            overhead=rng.uniform(0.0, 3.0),
+            weight_mem=rng.uniform(50, 200),
+            act_mem=rng.uniform(5, 60),
+            mem_cap=rng.uniform(30, 90),
+            schedule=rng.choice(["1f1b", "gpipe"]),
+        )
         W = rng.uniform(20.0, 200.0)
         Ps = rng.sample([1, 2, 3, 4, 6, 8, 12, 16], 5)
         ms = rng.sample([1, 2, 3, 4, 6, 8, 16, 24, 32, 64], 6)
-        front, pts = oracle(W, Ps, ms, cfg["overhead"], cfg["weight_mem"], cfg["act_mem"], cfg["mem_cap"],
-                            cfg["schedule"])
+        front, pts = oracle(
+            W, Ps, ms, cfg["overhead"], cfg["weight_mem"], cfg["act_mem"], cfg["mem_cap"], cfg["schedule"]
+        )
         if len(front) >= 2 and well_separated(pts):
             return W, Ps, ms, cfg, front
 
@@ -103,23 +115,33 @@ def test_gpipe_memory_grows_with_m(sub):
     kw = dict(overhead=0.5, weight_mem=64.0, act_mem=24.0, mem_cap=40.0)
     for schedule in ("gpipe", "1f1b"):
         front, _ = oracle(50.0, [2, 4, 8], [1, 2, 4, 8, 16], 0.5, 64.0, 24.0, 40.0, schedule)
-        matches(sub.call(FN, 50.0, [2, 4, 8], [1, 2, 4, 8, 16], schedule=schedule, **kw), front,
-                f"schedule = {schedule!r}（GPipe 在途 m 个、1F1B 在途 min(m, P) 个微批次的激活）")
+        matches(
+            sub.call(FN, 50.0, [2, 4, 8], [1, 2, 4, 8, 16], schedule=schedule, **kw),
+            front,
+            f"schedule = {schedule!r}（GPipe 在途 m 个、1F1B 在途 min(m, P) 个微批次的激活）",
+        )
 
 
 @item("frontier", weight=1, parts=POINTS)
 def test_microbatch_size_and_duplicates(sub):
     front, _ = oracle(30.0, [4, 2, 4], [8, 2, 8, 1], 1.0, b=3)
-    matches(sub.call(FN, 30.0, [4, 2, 4], [8, 2, 8, 1], overhead=1.0, microbatch_size=3), front,
-            "microbatch_size ≠ 1、选项中有重复值")
+    matches(
+        sub.call(FN, 30.0, [4, 2, 4], [8, 2, 8, 1], overhead=1.0, microbatch_size=3),
+        front,
+        "microbatch_size ≠ 1、选项中有重复值",
+    )
 
 
 @item("frontier", weight=1)
 def test_plain_types(sub):
     r = sub.call(FN, 12.0, [1, 3], [1, 2, 5], overhead=0.5)
     assert r.ok, r.describe_failure()
-    ok = r.types[0] == "list" and all(t[0] == "tuple" and t[1] == ["int", "int", "float", "float"] for t in r.types[1])
-    assert ok and r.value, "返回值应是 (int, int, float, float) 元组组成的 list（P、m 为 Python int，吞吐、延迟为 Python float）"
+    ok = r.types[0] == "list" and all(
+        t[0] == "tuple" and t[1] == ["int", "int", "float", "float"] for t in r.types[1]
+    )
+    assert ok and r.value, (
+        "返回值应是 (int, int, float, float) 元组组成的 list（P、m 为 Python int，吞吐、延迟为 Python float）"
+    )
     front, _ = oracle(12.0, [1, 3], [1, 2, 5], 0.5)
     matches(r, front, "检查返回类型时（这一项只在结果也正确时得分）")
 

@@ -30,7 +30,7 @@ HINT = "请检查：最优的最慢段耗时一定等于某一段连续层之和
 def loads(costs, counts):
     out, start = [], 0
     for c in counts:
-        out.append(math.fsum(costs[start:start + c]))
+        out.append(math.fsum(costs[start : start + c]))
         start += c
     return out
 
@@ -38,8 +38,10 @@ def loads(costs, counts):
 @memo  # computed once per grader process
 def brute_force(costs, p):
     L = len(costs)
-    return min(max(loads(costs, [b - a for a, b in zip((0, *cuts), (*cuts, L), strict=True)]))
-               for cuts in itertools.combinations(range(1, L), p - 1))
+    return min(
+        max(loads(costs, [b - a for a, b in zip((0, *cuts), (*cuts, L), strict=True)]))
+        for cuts in itertools.combinations(range(1, L), p - 1)
+    )
 
 
 @memo  # computed once per grader process
@@ -86,7 +88,7 @@ def valid_counts(r, costs, p, what):
     """The returned counts' values, asserted to form a partition (any integer type)."""
     assert r.ok, r.describe_failure()
     counts = r.value
-    assert isinstance(counts, list) and len(counts) == p, f"{what}：应返回长度为 stage 数的 list"
+    assert isinstance(counts, list) and len(counts) == p, f"{what}：应返回长度为 阶段数的 list"
     assert all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts), (
         f"{what}：每一项都应是 ≥ 1 的整数"
     )
@@ -99,7 +101,9 @@ def check_answer(r, costs, p, optimum, what):
     counts = None
     with part("partition"):
         counts = valid_counts(r, costs, p, what)
-        assert all(t == "int" for t in r.types[1]), f"{what}：元素应是 Python int（numpy 整数请用 int(...) 转换）"
+        assert all(t == "int" for t in r.types[1]), (
+            f"{what}：元素应是 Python int（numpy 整数请用 int(...) 转换）"
+        )
     if counts is None:
         counts = valid_counts(r, costs, p, what)  # fails the test unless only the element type was wrong
     with part("bottleneck"):
@@ -108,7 +112,9 @@ def check_answer(r, costs, p, optimum, what):
 
 def plausible(sub, what):
     """Credit for edge cases and validation needs a valid partition on an ordinary case too."""
-    valid_counts(sub.call(FN, *PLAUSIBLE), PLAUSIBLE[0], PLAUSIBLE[1], f"{what}（这一项只在结果也合理时得分）")
+    valid_counts(
+        sub.call(FN, *PLAUSIBLE), PLAUSIBLE[0], PLAUSIBLE[1], f"{what}（这一项只在结果也合理时得分）"
+    )
 
 
 @item("partition", weight=3, parts=PARTS)
@@ -139,31 +145,31 @@ def test_large_within_time(sub):
     rng = random.Random(30313)
     costs = [rng.uniform(0.1, 10.0) for _ in range(400)]
     r = sub.call(FN, Array(costs, "float64"), 64)
-    check_answer(r, costs, 64, bisection(costs, 64), "400 层、64 个 stage（numpy 数组输入）")
+    check_answer(r, costs, 64, bisection(costs, 64), "400 层、64 个阶段（numpy 数组输入）")
 
 
 @item("partition", weight=0.5, edge=True)
 def test_one_stage_per_layer(sub):
     r = sub.call(FN, [3.0, 1.0, 2.0], 3)
     assert r.ok, r.describe_failure()
-    assert r.value == [1, 1, 1], "stage 数等于层数时只能每段一层"
-    plausible(sub, "stage 数少于层数时")
+    assert r.value == [1, 1, 1], "阶段数等于层数时只能每段一层"
+    plausible(sub, "阶段数少于层数时")
 
 
 @item("partition", weight=0.5, edge=True)
 def test_single_stage(sub):
     r = sub.call(FN, [3.0, 1.0, 2.0], 1)
     assert r.ok, r.describe_failure()
-    assert r.value == [3], "只有一个 stage 时所有层都在这一段"
-    plausible(sub, "多个 stage 时")
+    assert r.value == [3], "只有一个阶段 时所有层都在这一段"
+    plausible(sub, "多个阶段 时")
 
 
 @item("partition", weight=1, edge=True)
 def test_validation(sub):
     bad = [
-        (([1.0, 2.0], 3), "stage 数多于层数"),
-        (([1.0, 2.0], 0), "stage 数为 0"),
-        (([1.0, 2.0], 1.5), "stage 数不是整数"),
+        (([1.0, 2.0], 3), "阶段数多于层数"),
+        (([1.0, 2.0], 0), "阶段数为 0"),
+        (([1.0, 2.0], 1.5), "阶段数不是整数"),
         (([], 1), "layer_costs 为空"),
         (([1.0, -2.0], 1), "含负的耗时"),
     ]

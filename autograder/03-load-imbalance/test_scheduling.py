@@ -24,10 +24,14 @@ import random
 from autograder.testing import Array, approx, item, memo, part
 
 FN = "simulate_static_vs_dynamic"
-STATIC_HINT = ("静态策略：stage p 先做 min(P−1−p, n) 个前向，再交替『前向、反向』，最后做完剩下的反向；"
-               "轮到的操作要等上一个操作结束且输入就绪")
-DYN_HINT = ("动态策略：按全局时间推进，每个 stage 只看下一个反向和下一个前向；前向受在途上限 P−p+extra_in_flight "
-            "约束；同一时刻反向优先；每个操作占用 overhead + 计算耗时")
+STATIC_HINT = (
+    "静态策略：stage p 先做 min(P−1−p, n) 个前向，再交替『前向、反向』，最后做完剩下的反向；"
+    "轮到的操作要等上一个操作结束且输入就绪"
+)
+DYN_HINT = (
+    "动态策略：按全局时间推进，每个阶段 只看下一个反向和下一个前向；前向受在途上限 P−p+extra_in_flight "
+    "约束；同一时刻反向优先；每个操作占用 overhead + 计算耗时"
+)
 
 
 def one_f_one_b(p, P, n):
@@ -122,9 +126,13 @@ def random_instance(rng, n, P):
 
 
 def same_summary(got, expected):
-    return (isinstance(got, dict) and approx(got.get("makespan"), expected["makespan"])
-            and isinstance(got.get("idle"), list) and len(got["idle"]) == len(expected["idle"])
-            and all(approx(g, e) for g, e in zip(got["idle"], expected["idle"], strict=True)))
+    return (
+        isinstance(got, dict)
+        and approx(got.get("makespan"), expected["makespan"])
+        and isinstance(got.get("idle"), list)
+        and len(got["idle"]) == len(expected["idle"])
+        and all(approx(g, e) for g, e in zip(got["idle"], expected["idle"], strict=True))
+    )
 
 
 SUMMARY = {"makespan": 1, "idle": 1}  # credit per returned value
@@ -137,15 +145,18 @@ def check_summary(got, expected, what):
         assert approx(got.get("makespan"), expected["makespan"]), f"{what}：makespan 不对"
     with part("idle"):
         idle = got.get("idle")
-        assert isinstance(idle, list) and len(idle) == len(expected["idle"]) and all(
-            approx(g, e) for g, e in zip(idle, expected["idle"], strict=True)
-        ), f"{what}：各 stage 的空闲时间 idle 不对（idle[p] = makespan − stage p 的计算时间）"
+        assert (
+            isinstance(idle, list)
+            and len(idle) == len(expected["idle"])
+            and all(approx(g, e) for g, e in zip(idle, expected["idle"], strict=True))
+        ), f"{what}：各阶段 的空闲时间 idle 不对（idle[p] = makespan − stage p 的计算时间）"
 
 
 def result_parts(r):
     assert r.ok, r.describe_failure()
-    assert isinstance(r.value, dict) and {"static", "dynamic"} <= set(r.value), \
+    assert isinstance(r.value, dict) and {"static", "dynamic"} <= set(r.value), (
         "返回值应是含 'static' 和 'dynamic' 两个键的 dict"
+    )
     return r.value["static"], r.value["dynamic"]
 
 
@@ -164,7 +175,9 @@ def test_dynamic_same_memory(sub):
     for n, P in ((8, 4), (12, 5)):
         fwd, bwd = random_instance(rng, n, P)
         _, dynamic = result_parts(sub.call(FN, fwd, bwd))
-        check_summary(dynamic, dynamic_oracle(fwd, bwd, 0, 0.0), f"extra_in_flight = 0 时动态策略：{DYN_HINT}")
+        check_summary(
+            dynamic, dynamic_oracle(fwd, bwd, 0, 0.0), f"extra_in_flight = 0 时动态策略：{DYN_HINT}"
+        )
 
 
 @item("scheduling", weight=1, parts=SUMMARY)
@@ -173,7 +186,9 @@ def test_dynamic_extra_memory(sub):
     for n, P, extra in ((10, 4, 2), (14, 5, 1)):
         fwd, bwd = random_instance(rng, n, P)
         _, dynamic = result_parts(sub.call(FN, fwd, bwd, extra))
-        check_summary(dynamic, dynamic_oracle(fwd, bwd, extra, 0.0), f"允许额外在途微批次时动态策略：{DYN_HINT}")
+        check_summary(
+            dynamic, dynamic_oracle(fwd, bwd, extra, 0.0), f"允许额外在途微批次时动态策略：{DYN_HINT}"
+        )
 
 
 @item("scheduling", weight=1, parts=SUMMARY)
@@ -182,8 +197,11 @@ def test_dynamic_overhead(sub):
     fwd, bwd = random_instance(rng, 9, 4)
     static, dynamic = result_parts(sub.call(FN, fwd, bwd, 1, overhead=0.25))
     check_summary(static, static_oracle(fwd, bwd), "overhead 只作用于动态策略，静态结果不应改变")
-    check_summary(dynamic, dynamic_oracle(fwd, bwd, 1, 0.25),
-                  "有决策开销时动态策略：每个操作占用 overhead + 计算耗时，开销计入空闲时间")
+    check_summary(
+        dynamic,
+        dynamic_oracle(fwd, bwd, 1, 0.25),
+        "有决策开销时动态策略：每个操作占用 overhead + 计算耗时，开销计入空闲时间",
+    )
 
 
 @item("scheduling", weight=1, parts={"static": 1, "dynamic": 1})
@@ -191,15 +209,21 @@ def test_ops_listing(sub):
     rng = random.Random(30325)
     fwd, bwd = random_instance(rng, 7, 3)
     static, dynamic = result_parts(sub.call(FN, fwd, bwd, 1))
-    for got, expected, name in ((static, static_oracle(fwd, bwd), "静态"),
-                                (dynamic, dynamic_oracle(fwd, bwd, 1, 0.0), "动态")):
+    for got, expected, name in (
+        (static, static_oracle(fwd, bwd), "静态"),
+        (dynamic, dynamic_oracle(fwd, bwd, 1, 0.0), "动态"),
+    ):
         ops = got.get("ops") if isinstance(got, dict) else None
         with part("static" if name == "静态" else "dynamic"):
             assert isinstance(ops, list) and len(ops) == len(expected["ops"]), (
                 f"{name}结果的 ops 应列出全部 2·n·P 个操作"
             )
             ok = all(
-                isinstance(o, list) and len(o) == 5 and o[:3] == e[:3] and approx(o[3], e[3]) and approx(o[4], e[4])
+                isinstance(o, list)
+                and len(o) == 5
+                and o[:3] == e[:3]
+                and approx(o[3], e[3])
+                and approx(o[4], e[4])
                 for o, e in zip(ops, expected["ops"], strict=True)
             )
             assert ok, (
@@ -211,8 +235,9 @@ def test_ops_listing(sub):
 def test_degenerate_shapes(sub):
     for fwd, bwd in (([[1.0, 2.0, 0.5]], [[2.0, 1.0, 1.0]]), ([[1.0], [3.0], [2.0]], [[1.0], [1.0], [0.5]])):
         static, dynamic = result_parts(sub.call(FN, fwd, bwd))
-        assert same_summary(static, static_oracle(fwd, bwd)) and same_summary(dynamic, dynamic_oracle(fwd, bwd, 0, 0.0)), \
-            "只有一个微批次或只有一个 stage 时结果不对"
+        assert same_summary(static, static_oracle(fwd, bwd)) and same_summary(
+            dynamic, dynamic_oracle(fwd, bwd, 0, 0.0)
+        ), "只有一个微批次或只有一个阶段 时结果不对"
 
 
 @item("scheduling", weight=0.5, edge=True)
@@ -220,8 +245,9 @@ def test_numpy_input_not_modified(sub):
     fwd, bwd = [[1.0, 2.0], [2.0, 1.0], [1.0, 1.0]], [[2.0, 4.0], [4.0, 2.0], [2.0, 2.0]]
     r = sub.call(FN, Array(fwd, "float64"), Array(bwd, "float64"), 1)
     static, dynamic = result_parts(r)
-    assert same_summary(static, static_oracle(fwd, bwd)) and same_summary(dynamic, dynamic_oracle(fwd, bwd, 1, 0.0)), \
-        "输入为二维 numpy 数组时结果不对"
+    assert same_summary(static, static_oracle(fwd, bwd)) and same_summary(
+        dynamic, dynamic_oracle(fwd, bwd, 1, 0.0)
+    ), "输入为二维 numpy 数组时结果不对"
     r = sub.call(FN, fwd, bwd)
     assert r.ok, r.describe_failure()
     assert r.args_after[:2] == [fwd, bwd], "函数修改了传入的 fwd 或 bwd"
@@ -244,6 +270,6 @@ def test_validation(sub):
         assert r.raised("ValueError"), f"{what}时应抛出 ValueError"
     fwd, bwd = [[1.0, 2.0], [2.0, 1.0], [1.0, 1.5]], [[2.0, 3.0], [3.0, 2.0], [2.0, 2.5]]
     static, dynamic = result_parts(sub.call(FN, fwd, bwd))  # valid input: only raising validates nothing
-    assert same_summary(static, static_oracle(fwd, bwd)) or same_summary(dynamic, dynamic_oracle(fwd, bwd, 0, 0.0)), (
-        "合法输入的结果不对：静态与动态策略都不对（校验这一项只在核心结果也合理时得分）"
-    )
+    assert same_summary(static, static_oracle(fwd, bwd)) or same_summary(
+        dynamic, dynamic_oracle(fwd, bwd, 0, 0.0)
+    ), "合法输入的结果不对：静态与动态策略都不对（校验这一项只在核心结果也合理时得分）"

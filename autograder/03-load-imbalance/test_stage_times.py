@@ -27,7 +27,7 @@ RULE = "stage p 的耗时是它按顺序连续分到的那几层的耗时之和�
 def oracle(costs, counts):
     times, start = [], 0
     for c in counts:
-        times.append(math.fsum(costs[start:start + c]))
+        times.append(math.fsum(costs[start : start + c]))
         start += c
     mean = math.fsum(times) / len(times)
     return times, (max(times) / mean if mean > 0 else 1.0)
@@ -77,8 +77,11 @@ def same(value, costs, counts):
     if not isinstance(value, list) or len(value) != 2 or not isinstance(value[0], list):
         return False
     got_times, got_ratio = value
-    return (len(got_times) == len(times) and all(approx(g, e) for g, e in zip(got_times, times, strict=True))
-            and approx(got_ratio, ratio))
+    return (
+        len(got_times) == len(times)
+        and all(approx(g, e) for g, e in zip(got_times, times, strict=True))
+        and approx(got_ratio, ratio)
+    )
 
 
 @item("stage_times", weight=3, parts=VALUES)
@@ -93,8 +96,12 @@ def test_random_partitions(sub):
 def test_numpy_and_tuple_inputs(sub):
     rng = random.Random(30302)
     costs, counts = random_case(rng, 12, 4)
-    check(sub.call(FN, Array(costs, "float64"), Array(counts, "int64")), costs, counts,
-          "layer_costs 为 numpy 数组、partition 为 numpy 整数数组时")
+    check(
+        sub.call(FN, Array(costs, "float64"), Array(counts, "int64")),
+        costs,
+        counts,
+        "layer_costs 为 numpy 数组、partition 为 numpy 整数数组时",
+    )
     check(sub.call(FN, Tuple(*costs), Tuple(*counts)), costs, counts, "输入为 tuple 时")
 
 
@@ -103,8 +110,15 @@ def test_returns_plain_floats(sub):
     r = sub.call(FN, Array([1.0, 2.0, 3.0, 4.0, 5.0], "float64"), Array([2, 3], "int64"))
     plausible(r, "检查返回类型时", [1.0, 2.0, 3.0, 4.0, 5.0], [2, 3])
     top = r.types
-    ok = (isinstance(top, list) and top[0] == "tuple" and len(top[1]) == 2 and isinstance(top[1][0], list)
-          and top[1][0][0] == "list" and all(t == "float" for t in top[1][0][1]) and is_float(top[1][1]))
+    ok = (
+        isinstance(top, list)
+        and top[0] == "tuple"
+        and len(top[1]) == 2
+        and isinstance(top[1][0], list)
+        and top[1][0][0] == "list"
+        and all(t == "float" for t in top[1][0][1])
+        and is_float(top[1][1])
+    )
     assert ok, "返回值应是 (list, float)，list 中每个元素是 Python float（用 float(...) 转换 numpy 数值）"
 
 
@@ -121,8 +135,9 @@ def test_inputs_not_modified(sub):
 def test_all_zero_costs(sub):
     r = sub.call(FN, [0.0, 0.0, 0.0], [1, 2])
     assert r.ok, r.describe_failure()
-    assert isinstance(r.value, list) and r.value[0] == [0.0, 0.0] and approx(r.value[1], 1.0), \
+    assert isinstance(r.value, list) and r.value[0] == [0.0, 0.0] and approx(r.value[1], 1.0), (
         "所有层耗时都为 0 时，各段耗时为 0，不均衡比按约定为 1.0"
+    )
     plausible(sub.call(FN, *PLAUSIBLE), "耗时不全为 0 时")
 
 
@@ -130,7 +145,7 @@ def test_all_zero_costs(sub):
 def test_single_stage(sub):
     r = sub.call(FN, [2.0, 3.0], [2])
     assert r.ok, r.describe_failure()
-    assert isinstance(r.value, list) and same(r.value, [2.0, 3.0], [2]), "只有一个 stage 时不均衡比应为 1.0"
+    assert isinstance(r.value, list) and same(r.value, [2.0, 3.0], [2]), "只有一个阶段 时不均衡比应为 1.0"
 
 
 @item("stage_times", weight=1, edge=True)

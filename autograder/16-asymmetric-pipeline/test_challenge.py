@@ -36,7 +36,7 @@ from autograder.testing import Array, Tuple, approx, is_float, item, part
 SIM = "simulate_1f1b"
 RULE = (
     "stage s 的指令顺序：先做 min(m, P−s) 个前向，然后反向、前向交替，最后做完剩下的反向；"
-    "前向 F(s,k) 要等 F(s−1,k) 完成，反向 B(s,k) 要等 B(s+1,k) 完成，每个 stage 一次只做一个操作"
+    "前向 F(s,k) 要等 F(s−1,k) 完成，反向 B(s,k) 要等 B(s+1,k) 完成，每个阶段 一次只做一个操作"
 )
 BUBBLE_RULE = "bubble_ratio = 1 − m·Σ(f+b) / (P·makespan)：空闲时间占 P × makespan 的比例，前向和反向都算工作"
 VALUES = {"makespan": 1, "bubble_ratio": 1}  # credit per returned value
@@ -187,13 +187,13 @@ def test_heavy_head_attains_the_lower_bound(sub):
 
 @item("challenge", weight=1, parts=VALUES)
 def test_heavy_tail_matches_forward_formula(sub):
-    """最慢的是最后一个 stage：makespan = Σ(f+b) + (m−1)·max(f+b)"""
+    """最慢的是最后一个阶段：makespan = Σ(f+b) + (m−1)·max(f+b)"""
     rng = random.Random(16_0304)
     for _ in range(4):
         p, m = rng.randint(2, 7), rng.randint(2, 16)
         f, b = _times(rng, p, hi=4.0), _times(rng, p, hi=8.0)
         f[-1], b[-1] = f[-1] + 5.0, b[-1] + 9.0
-        _check(sub.call(SIM, f, b, m), f, b, m, forward_formula(f, b, m), "最慢的是最后一个 stage")
+        _check(sub.call(SIM, f, b, m), f, b, m, forward_formula(f, b, m), "最慢的是最后一个阶段")
 
 
 @functools.cache
@@ -212,7 +212,7 @@ def _long_cases() -> list[tuple[list[float], list[float], int, float]]:
 
 @item("challenge", weight=2, parts=VALUES)
 def test_long_pipelines_match_course_simulator(sub):
-    """较长流水线（最多 32 个 stage、256 个微批次）：与课程库的模拟一致，并在时限内算完"""
+    """较长流水线（最多 32 个阶段、256 个微批次）：与课程库的模拟一致，并在时限内算完"""
     for f, b, m, makespan in _long_cases():
         _check(sub.call(SIM, f, b, m), f, b, m, makespan, "较长流水线")
 
@@ -233,8 +233,8 @@ def test_single_microbatch_and_single_stage(sub):
     for _ in range(2):
         fwd, bwd, m = round(rng.uniform(0.5, 9.0), 3), round(rng.uniform(0.5, 9.0), 3), rng.randint(1, 12)
         got_t, got_bubble = _pair(sub.call(SIM, [fwd], [bwd], m))
-        assert approx(got_t, m * (fwd + bwd)), "只有 1 个 stage 时，makespan = m·(f+b)"
-        assert approx(got_bubble, 0.0), "只有 1 个 stage 时没有空闲，bubble_ratio 应为 0"
+        assert approx(got_t, m * (fwd + bwd)), "只有 1 个阶段 时，makespan = m·(f+b)"
+        assert approx(got_bubble, 0.0), "只有 1 个阶段 时没有空闲，bubble_ratio 应为 0"
     _plausible(sub.call(SIM, *PLAUSIBLE), "普通情形")
 
 

@@ -33,7 +33,7 @@ SIM = "AsymmetricPipelineScheduler.simulate_1f1b_execution"
 
 # Messages name what to check, never the hidden inputs.
 RULE = "stage p 开始微批次 k 需同时满足：自己已做完微批次 k−1，且 stage p−1 已做完微批次 k"
-BUBBLE_RULE = "气泡率 = 1 − m·Σt / (P·total_time)，请用实际的各 stage 耗时计算，不要套用均匀公式"
+BUBBLE_RULE = "气泡率 = 1 − m·Σt / (P·total_time)，请用实际的各阶段 耗时计算，不要套用均匀公式"
 
 
 # -- oracles ---------------------------------------------------------------------------------------
@@ -77,13 +77,16 @@ def _check(r, lat: list[float], m: int, what: str, total: float | None = None) -
     exp_total, exp_bubble = closed_form(lat, m) if total is None else (total, bubble_of(lat, m, total))
     with part("total_time"):
         assert approx(got_total, exp_total), (
-            f"{what}：total_time 不对。{RULE}；total_time 是最后一个微批次在最后一个 stage 完成的时刻"
+            f"{what}：total_time 不对。{RULE}；total_time 是最后一个微批次在最后一个阶段 完成的时刻"
         )
     with part("bubble_ratio"):
         assert approx(got_bubble, exp_bubble), f"{what}：bubble_ratio 不对。{BUBBLE_RULE}"
 
 
-PLAUSIBLE = ([7.5, 2.0, 11.25, 4.0, 6.5], 9)  # an ordinary non-uniform case (not a hidden input of a core test)
+PLAUSIBLE = (
+    [7.5, 2.0, 11.25, 4.0, 6.5],
+    9,
+)  # an ordinary non-uniform case (not a hidden input of a core test)
 
 
 def _plausible_total(r, lat: list[float], m: int, what: str) -> None:
@@ -167,7 +170,7 @@ def test_single_microbatch(sub):
         p = rng.randint(2, 8)
         lat = _random_latencies(rng, p)
         got_total, got_bubble = _pair(sub.call(SIM, lat, 1))
-        assert approx(got_total, math.fsum(lat)), "只有 1 个微批次时，total_time 应为各 stage 耗时之和"
+        assert approx(got_total, math.fsum(lat)), "只有 1 个微批次时，total_time 应为各阶段 耗时之和"
         assert approx(got_bubble, 1 - 1 / p), "只有 1 个微批次时，bubble_ratio 应为 1 − 1/P"
 
 
@@ -178,8 +181,8 @@ def test_single_stage(sub):
     for _ in range(3):
         t, m = round(rng.uniform(0.5, 30.0), 3), rng.randint(1, 20)
         got_total, got_bubble = _pair(sub.call(SIM, [t], m))
-        assert approx(got_total, m * t), "只有 1 个 stage 时，它要依次处理全部 m 个微批次：total_time = m·t"
-        assert approx(got_bubble, 0.0), "只有 1 个 stage 时没有空闲，bubble_ratio 应为 0"
+        assert approx(got_total, m * t), "只有 1 个阶段 时，它要依次处理全部 m 个微批次：total_time = m·t"
+        assert approx(got_bubble, 0.0), "只有 1 个阶段 时没有空闲，bubble_ratio 应为 0"
 
 
 @item("simulator", weight=0.5, edge=True)
@@ -244,9 +247,9 @@ def test_rejects_invalid_input(sub):
     """非法输入抛出 ValueError"""
     bad = [
         (([], 4), "耗时序列为空"),
-        (([3.0, -1.0, 2.0], 4), "某个 stage 耗时为负"),
-        (([3.0, float("nan"), 2.0], 4), "某个 stage 耗时为 NaN"),
-        (([3.0, 1.0, float("inf")], 4), "某个 stage 耗时为无穷大"),
+        (([3.0, -1.0, 2.0], 4), "某个阶段 耗时为负"),
+        (([3.0, float("nan"), 2.0], 4), "某个阶段 耗时为 NaN"),
+        (([3.0, 1.0, float("inf")], 4), "某个阶段 耗时为无穷大"),
         (([3.0, 1.0, 2.0], 0), "num_microbatches 为 0"),
         (([3.0, 1.0, 2.0], -2), "num_microbatches 为负"),
         (([3.0, 1.0, 2.0], 2.5), "num_microbatches 不是整数"),

@@ -95,8 +95,8 @@ def _valid(r, case: tuple, what: str) -> list[int]:
     v = r.value
     assert isinstance(v, list) and len(v) == p, f"{what}：应返回长度为 num_stages 的 list"
     assert all(isinstance(n, int) and not isinstance(n, bool) for n in v), f"{what}：每个元素都应是整数层数"
-    assert min(v) >= 1, f"{what}：每个 stage 至少要分到 1 层（固定开销很大的 stage 也一样）"
-    assert sum(v) == total, f"{what}：各 stage 层数之和必须等于 total_layers（层数守恒）"
+    assert min(v) >= 1, f"{what}：每个阶段 至少要分到 1 层（固定开销很大的阶段 也一样）"
+    assert sum(v) == total, f"{what}：各阶段 层数之和必须等于 total_layers（层数守恒）"
     return v
 
 
@@ -116,15 +116,15 @@ def _judge(r, case: tuple, oracle: tuple[float, float], what: str) -> None:
     best_max, best_var = oracle
     with part("bottleneck"):
         assert max(times) <= best_max * (1 + 1e-9) + 1e-9, (
-            f"{what}：最慢 stage 的耗时不是最小可能值。stage 耗时 = 固定开销 + 层数·layer_cost，"
-            "首尾 stage 的固定开销也要计入，再决定每一层放在哪里"
+            f"{what}：最慢阶段 的耗时不是最小可能值。阶段耗时 = 固定开销 + 层数·layer_cost，"
+            "首尾阶段 的固定开销也要计入，再决定每一层放在哪里"
         )
     with part("balance"):
         assert max(times) <= best_max * (1 + 1e-9) + 1e-9 and (
             variance(times) <= best_var + 1e-9 * max(1.0, best_max * best_max)
         ), (
-            f"{what}：各 stage 耗时的方差不是最优分配中最小的：多余的层应分给当前最快的 stage，"
-            "而不是集中放在某一个 stage"
+            f"{what}：各阶段 耗时的方差不是最优分配中最小的：多余的层应分给当前最快的阶段，"
+            "而不是集中放在某一个阶段"
         )
 
 
@@ -183,7 +183,7 @@ def _heavy_cases() -> list[tuple[tuple, tuple[float, float]]]:
 
 @item("solver", weight=2, parts=PARTS)
 def test_heavy_ends_and_seed_case(sub):
-    """首尾固定开销很大（某些 stage 只能放 1 层）以及课文中的 32 层情形"""
+    """首尾固定开销很大（某些阶段 只能放 1 层）以及课文中的 32 层情形"""
     for case, oracle in _heavy_cases():
         _judge(sub.call(SOLVE, *case), case, oracle, "首尾固定开销很大的情形")
 
@@ -197,7 +197,7 @@ def _larger_cases() -> list[tuple[tuple, tuple[float, float]]]:
 
 @item("solver", weight=4, parts=PARTS)
 def test_larger_sizes_match_water_filling(sub):
-    """中大规模随机情形（数百到数千层、数十个 stage）：与注水法最优一致"""
+    """中大规模随机情形（数百到数千层、数十个阶段）：与注水法最优一致"""
     for case, oracle in _larger_cases():
         _judge(sub.call(SOLVE, *case), case, oracle, "中大规模情形")
 
@@ -215,7 +215,7 @@ def _largest_cases() -> list[tuple[tuple, tuple[float, float]]]:
 
 @item("solver", weight=2, parts=PARTS)
 def test_largest_sizes_in_time(sub):
-    """题目规定的最大规模（10^4 层、256 个 stage）：在时限内给出最优分配"""
+    """题目规定的最大规模（10^4 层、256 个阶段）：在时限内给出最优分配"""
     for case, oracle in _largest_cases():
         _judge(sub.call(SOLVE, *case), case, oracle, "最大规模情形")
 
@@ -234,17 +234,15 @@ def test_returns_list_of_python_ints(sub):
 
 @item("solver", weight=1, edge=True)
 def test_degenerate_stage_counts(sub):
-    """只有 1 个 stage（首尾开销都在 stage 0）或层数恰好等于 stage 数"""
+    """只有 1 个阶段（首尾开销都在 stage 0）或层数恰好等于 阶段数"""
     for total, p in ((7, 1), (1, 1), (5, 5), (3, 3)):
         r = sub.call(SOLVE, total, 2.0, 6.0, 5.0, p)
         assert r.ok, r.describe_failure()
         if p == 1:
-            assert r.value == [total], (
-                "只有 1 个 stage 时，全部层都在这个 stage 上（首尾固定开销都计在它身上）"
-            )
+            assert r.value == [total], "只有 1 个阶段 时，全部层都在这个阶段 上（首尾固定开销都计在它身上）"
         else:
-            assert r.value == [1] * p, "层数等于 stage 数时，每个 stage 恰好 1 层，无论固定开销多大"
-    _plausible(sub, "层数多于 stage 数时")
+            assert r.value == [1] * p, "层数等于 阶段数时，每个阶段 恰好 1 层，无论固定开销多大"
+    _plausible(sub, "层数多于 阶段数时")
 
 
 @item("solver", weight=2, edge=True)

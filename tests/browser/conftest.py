@@ -406,7 +406,9 @@ def prepare_graded_class(tmp: Path, holder: GradedClass) -> GradedClass:
     from autograder.batch import grade_class
 
     holder.submissions, holder.student = small_class(tmp / "submitted", tmp / "everyone")
-    holder.results = {r.student_id: r for r in grade_class(holder.submissions, holder.out, isolation="auto", quiet=True)}
+    holder.results = {
+        r.student_id: r for r in grade_class(holder.submissions, holder.out, isolation="auto", quiet=True)
+    }
     holder.server = formgrader.start(holder.out, app="lab", log_path=tmp / "formgrader.log")
     holder.server.wait_ready(timeout=90)
     return holder

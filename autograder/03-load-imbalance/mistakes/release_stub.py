@@ -2,10 +2,10 @@
 # The release as handed out: every exercise raises NotImplementedError.
 
 def stage_times(layer_costs, partition):
-    """每个 stage 的耗时与不均衡比 max/mean。
+    """每个阶段 的耗时与不均衡比 max/mean。
 
     layer_costs: 每层耗时（list / tuple / 一维 numpy 数组），有限的非负数，至少一层。
-    partition:   每个 stage 连续分到的层数（整数序列，每项 ≥ 1，总和 = 层数）。
+    partition:   每个阶段 连续分到的层数（整数序列，每项 ≥ 1，总和 = 层数）。
     返回 (times, ratio)：times 是 P 个 Python float 组成的 list，ratio = max(times) / mean(times)
     （Python float；所有耗时都为 0 时定义为 1.0）。输入不得被修改。
     非法输入抛出 ValueError。
@@ -15,12 +15,12 @@ def stage_times(layer_costs, partition):
 
 
 def min_max_partition(layer_costs, num_stages):
-    """把层按顺序切成 num_stages 段，使最慢 stage 的耗时最小（精确解）。
+    """把层按顺序切成 num_stages 段，使最慢阶段 的耗时最小（精确解）。
 
     layer_costs: 每层耗时，有限的非负数，至少一层（list / tuple / 一维 numpy 数组）。
-    num_stages:  stage 数 P，整数，1 ≤ P ≤ 层数。
+    num_stages:  阶段数 P，整数，1 ≤ P ≤ 层数。
     返回 P 个 Python int 的 list（每项 ≥ 1，总和 = 层数）；最优解不唯一时返回任意一个。
-    非法输入抛出 ValueError。规模：最多 400 层、64 个 stage，应在 1 秒内完成。
+    非法输入抛出 ValueError。规模：最多 400 层、64 个阶段，应在 1 秒内完成。
     """
     # YOUR CODE HERE
     raise NotImplementedError()
