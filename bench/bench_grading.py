@@ -251,7 +251,9 @@ def main() -> None:
         for r in ours:
             nb_scores = theirs.get((r.student_id, r.assignment_id), {})
             for it in r.items:
-                if it.kind != "code" or it.score not in (0.0, it.points):
+                # nbgrader scores a 0-point check cell 0 whatever happens (its extra credit is manual only),
+                # so an extra-credit item has nothing to compare with
+                if it.kind != "code" or it.extra_credit or it.score not in (0.0, it.points):
                     continue
                 compared += 1
                 if abs(nb_scores.get(it.id, 0.0) - it.score) < 1e-9:
@@ -263,7 +265,8 @@ def main() -> None:
                     )
         print(
             f"  code scores identical on {agree}/{compared} all-or-nothing items (a difference is expected where "
-            "nbgrader's check cell also runs the visible checks, which call the other, wrong method)"
+            "nbgrader's check cell also runs the visible checks, which call the other, wrong method; "
+            "extra-credit items are left out: nbgrader autograde cannot award extra credit)"
         )
         print(f"  {_load()}")
 
