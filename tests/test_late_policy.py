@@ -218,7 +218,7 @@ def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
         "grace": None,
         "late": 2.0,
         "capped": 5.0,
-        "verylate": 10.0,
+        "verylate": 12.0,  # zero after a date takes the whole total: 10 + 2 extra credit
         "notime": None,
     }
     assert (out / "course.yaml").read_text(encoding="utf-8") == COURSE  # kept for later runs and export
@@ -229,7 +229,7 @@ def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
     (out / "course.yaml").write_text(COURSE.replace("per_day: 10%", "per_day: 20%"), encoding="utf-8")
     late = next(r for r in results if r.student_id == "late")
     reapply(out, [late])
-    assert (late.late_penalty, late.final_total) == (4.0, 6.0)
+    assert (late.late_penalty, late.final_total) == (4.0, 8.0)  # 12 (with extra credit) - 2 days x 20% x 10
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         assert gb.find_submission_notebook("asymmetric_pipeline", A, "late").late_submission_penalty == 4.0
 
@@ -276,7 +276,8 @@ def test_sharded_grading_and_merge_keep_the_late_policy(tmp_path, course):
         r.student_id: r for r in merge([tmp_path / "out1", tmp_path / "out2"], tmp_path / "out", quiet=True)
     }
     assert {s: merged[s].late_penalty for s, *_ in CASES} == {
-        s: p + (1 if s == "verylate" else 0) for s, _, _, p, _ in CASES
+        s: 12.0 if s == "verylate" else p  # the reference's whole total (10 + 2 extra credit) is taken
+        for s, _, _, p, _ in CASES
     }
     from nbgrader.api import Gradebook
 
