@@ -400,16 +400,20 @@ class Worker:
     restarts: int = 0
     last_reap: dict = field(default_factory=dict)
     closed: bool = False  # stopped for good (the batch ended or was interrupted): never starts again
+    # start and stop are serialised: the batch's shutdown may stop a worker while its grading thread
+    # is stopping or restarting it
+    _life: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     # -- zygote lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
-        if self.closed:
-            raise WorkerCrashed("评分已停止 / grading was stopped")
-        try:
-            self._start()
-        except BaseException:
-            self.stop()  # nothing half-started stays: no process, no staging or temporary folder
-            raise
+        with self._life:
+            if self.closed:
+                raise WorkerCrashed("评分已停止 / grading was stopped")
+            try:
+                self._start()
+            except BaseException:
+                self.stop()  # nothing half-started stays: no process, no staging or temporary folder
+                raise
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair()
@@ -454,34 +458,35 @@ class Worker:
 
     def stop(self, close: bool = False) -> None:
         """Tear the whole sandbox down: every process in it dies with it. ``close``: for good."""
-        self.closed = self.closed or close
-        for sock in (self.chan, self.ctrl):
-            if sock is not None:
+        with self._life:
+            self.closed = self.closed or close
+            for sock in (self.chan, self.ctrl):
+                if sock is not None:
+                    try:
+                        sock.close()
+                    except OSError:
+                        pass
+            self.chan = self.ctrl = None
+            if self.proc is not None:
                 try:
-                    sock.close()
-                except OSError:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
                     pass
-        self.chan = self.ctrl = None
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                self.proc.kill()
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
-            if self.proc.stderr:
-                self.proc.stderr.close()
-            self.proc = None
-        if self.tmpdir:
-            shutil.rmtree(self.tmpdir, ignore_errors=True)
-            self.tmpdir = ""
-        if self.stage is not None:
-            self.stage.remove()
-            _give_uid(self.stage.uid)
-            self.stage = None
+                try:
+                    self.proc.kill()
+                except ProcessLookupError:
+                    pass
+                self.proc.wait()
+                if self.proc.stderr:
+                    self.proc.stderr.close()
+                self.proc = None
+            if self.tmpdir:
+                shutil.rmtree(self.tmpdir, ignore_errors=True)
+                self.tmpdir = ""
+            stage, self.stage = self.stage, None
+            if stage is not None:
+                stage.remove()
+                _give_uid(stage.uid)
 
     def restart(self) -> None:
         self.stop()

@@ -740,6 +740,39 @@ def test_temp_folders_are_removed_when_the_batch_raises(tmp_path, monkeypatch):
         shutil.rmtree(temp, ignore_errors=True)
 
 
+def test_a_worker_stopped_from_two_threads_frees_its_uid_once(monkeypatch):
+    """Attack 8, the race behind it: the batch's shutdown stops a worker while that worker's own grading
+    thread is stopping it too. Both return, and the sandbox uid goes back to the pool exactly once (a uid
+    given back twice could be handed to two sandboxes at the same time)."""
+    given = []
+    monkeypatch.setattr(sandbox, "_give_uid", lambda uid: given.append(uid))
+
+    class SlowStage:
+        uid = 4242
+
+        def remove(self):
+            time.sleep(0.3)  # widens the window in which the other thread looks at worker.stage
+
+    worker = sandbox.Worker(limits=sandbox.Limits(), mode="bwrap", stage=SlowStage())
+    errors = []
+
+    def stop(close):
+        try:
+            worker.stop(close=close)
+        except Exception as exc:  # noqa: BLE001 -- the test reports it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=stop, args=(close,)) for close in (False, True)]
+    for t in threads:
+        t.start()
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert given == [4242]
+    assert worker.stage is None and worker.closed
+
+
 def test_the_demo_falls_back_without_bubblewrap_and_says_so(tmp_path, monkeypatch, capsys):
     """Attack 8, the demo's side: `make demo` grades its own sample class (built from the release and
     the reference) in the fallback where bubblewrap cannot run, and says so before grading."""
