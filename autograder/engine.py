@@ -15,6 +15,7 @@ import inspect
 import re
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -205,6 +206,7 @@ class Submission:
     load_error: Exception | None = None
     spawns: int = 0
     cell_errors: list = field(default_factory=list)
+    active: Iterator[Result] | None = None  # the worker's pipelined calls now being read
 
     def _ensure(self) -> None:
         if self.ready is not None:
@@ -227,16 +229,48 @@ class Submission:
             raise CallTimeout(f"这份提交的总评分时间（{self.limits.submission_timeout:g} 秒）已用完")
 
     def call(self, target: str, *args, **kwargs) -> Result:
+        return next(self._calls(target, [(args, kwargs)]))
+
+    def calls(self, target: str, arg_tuples) -> Iterator[Result]:
+        """``call(target, *args)`` for each ``args`` in ``arg_tuples``, pipelined (see
+        ``Worker.call_many``): yields each result in order. Same limits and failures as a loop of
+        ``call``; a test may stop reading early (its next call gets a fresh child)."""
+        return self._calls(target, [(tuple(args), {}) for args in arg_tuples])
+
+    def calls_with(self, target: str, cases) -> Iterator[Result]:
+        """:meth:`calls` with keyword arguments: each case is ``(args, kwargs)``."""
+        return self._calls(target, [(tuple(args), dict(kwargs)) for args, kwargs in cases])
+
+    def _calls(self, target: str, calls: list[tuple[tuple, dict]]) -> Iterator[Result]:
+        self._settle()
         self._ensure()
         self._check_deadline()
-        timeout = min(self.limits.call_timeout, max(0.05, self.deadline - time.monotonic()))
+
+        def timeout() -> float:
+            self._check_deadline()
+            return min(self.limits.call_timeout, max(0.05, self.deadline - time.monotonic()))
+
+        mine = self.active = self.worker.call_many(target, calls, timeout)
         try:
-            return self.worker.call(target, args, kwargs, timeout)
+            yield from mine
         except (CallTimeout, WorkerCrashed):
             self.ready = None  # the child is gone; the next call starts a fresh one
             raise
+        finally:
+            if self.active is mine:  # (an abandoned generator collected later must not touch a newer one)
+                self._settle()
+
+    def _settle(self) -> None:
+        """Finish the last pipelined calls: a test that stopped reading them leaves answers owed, so
+        that child is reaped (``call_many`` does it on close) and the next call starts a fresh one."""
+        if self.active is not None:
+            active, self.active = self.active, None
+            active.close()
+        if self.ready is not None and self.worker.chan is None:
+            self.ready = None
 
     def close(self) -> dict:
+        self._settle()
         report = self.worker.reap() if self.ready is not None or self.spawns else {}
         self.ready = None
         return report

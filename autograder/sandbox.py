@@ -23,6 +23,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +36,9 @@ HERE = Path(__file__).resolve().parent
 WORKER = HERE / "sandbox_worker.py"
 PROJECT_ROOT = HERE.parent
 HEADER_SIZE = 4
+PIPELINE_WINDOW = 8  # call requests in flight at once (see Worker.call_many)
+PIPELINE_BYTES = 64 * 1024  # ... and no more request bytes than this, beyond the first
+DRAIN_BUDGET = 0.05  # seconds to wait for answers nobody reads before starting a fresh child instead
 
 BWRAP = "bubblewrap (no network, read-only system, private /tmp, own PID namespace)"
 SANDBOX_UID = 65534  # host uid ("nobody") the sandbox runs as when the grader runs as root
@@ -398,6 +403,7 @@ class Worker:
     tmpdir: str = ""
     stage: _Stage | None = None
     restarts: int = 0
+    _serial: int = 0  # the id of the last call request sent
     last_reap: dict = field(default_factory=dict)
     closed: bool = False  # stopped for good (the batch ended or was interrupted): never starts again
     # start and stop are serialised: the batch's shutdown may stop a worker while its grading thread
@@ -526,40 +532,94 @@ class Worker:
         return ready
 
     def call(self, target: str, args: tuple, kwargs: dict, timeout: float) -> Result:
+        return next(self.call_many(target, [(args, kwargs)], lambda: timeout))
+
+    def call_many(self, target: str, calls: list[tuple[tuple, dict]], timeout) -> Iterator[Result]:
+        """Call ``target`` once per ``(args, kwargs)``, in order, yielding each result as it arrives.
+
+        Requests are pipelined: up to ``PIPELINE_WINDOW`` are in flight (and at most
+        ``PIPELINE_BYTES`` of them), so the child goes from one call to the next without waiting for
+        the grader, and neither side sleeps and wakes once per call. Each answer still has its own
+        time limit, ``timeout()`` seconds from when the grader starts waiting for it (never less than
+        the child had: it starts a call only after answering the one before). A timeout or a crash
+        raises at that call, as a sequential loop would. A caller that stops early (a check failed)
+        leaves answers owed: the child is reaped, and the next call starts a fresh one."""
         if self.chan is None:
             raise WorkerCrashed("进程已不在")
-        request = {
-            "op": "call",
-            "target": target,
-            "args": [encode_arg(a) for a in args],
-            "kwargs": {k: encode_arg(v) for k, v in kwargs.items()},
-        }
+        pending = deque()  # ids sent, not yet answered
+        queued = iter(enumerate(calls))
+        in_flight_bytes = [0]
+        sizes: dict[int, int] = {}
+
+        def fill() -> None:
+            while len(pending) < PIPELINE_WINDOW and (not pending or in_flight_bytes[0] < PIPELINE_BYTES):
+                nxt = next(queued, None)
+                if nxt is None:
+                    return
+                index, (args, kwargs) = nxt
+                self._serial += 1
+                request = {
+                    "op": "call",
+                    "id": self._serial,
+                    "target": target,
+                    "args": [encode_arg(a) for a in args],
+                    "kwargs": {k: encode_arg(v) for k, v in kwargs.items()},
+                }
+                sizes[self._serial] = _send(self.chan, request)
+                in_flight_bytes[0] += sizes[self._serial]
+                pending.append(self._serial)
+
+        done = False
         try:
-            _send(self.chan, request)
-            answer = _recv(self.chan, timeout=timeout)
-        except TimeoutError:
-            self.reap()
-            raise CallTimeout(
-                f"{target.rsplit('.', 1)[-1]} 在 {timeout:g} 秒内没有返回（死循环或算法太慢？）"
-            ) from None
-        except ReplyTooLarge:
-            self.reap()
-            raise WorkerCrashed(f"{target.rsplit('.', 1)[-1]} 的返回值过大，评分程序拒绝读取") from None
-        except OSError:
-            answer = None
-        if answer is not None and not isinstance(answer, dict):  # a forged reply: not what the worker sends
-            answer = None
-        if answer is None:
-            report = self.reap()
-            raise WorkerCrashed(_crash_text(report, target))
-        return Result(
-            target=target,
-            value=_decode_floats(answer.get("value")),
-            types=answer.get("types"),
-            error=answer.get("error"),
-            args_after=_decode_floats(answer.get("args_after")) or [],
-            kwargs_after=_decode_floats(answer.get("kwargs_after")) or {},
-        )
+            try:
+                fill()
+            except OSError:
+                pass  # the child is gone: the first answer below reports it
+            while pending:
+                expected = pending[0]
+                limit = timeout()
+                try:
+                    answer, body = _recv(self.chan, timeout=limit, with_body=True) or (None, b"")
+                except TimeoutError:
+                    self.reap()
+                    raise CallTimeout(
+                        f"{target.rsplit('.', 1)[-1]} 在 {limit:g} 秒内没有返回（死循环或算法太慢？）"
+                    ) from None
+                except ReplyTooLarge:
+                    self.reap()
+                    raise WorkerCrashed(
+                        f"{target.rsplit('.', 1)[-1]} 的返回值过大，评分程序拒绝读取"
+                    ) from None
+                except OSError:
+                    answer = None
+                # not a dict, or not the answer to the oldest request: not what the worker sends
+                if not isinstance(answer, dict) or answer.get("id") != expected:
+                    report = self.reap()
+                    raise WorkerCrashed(_crash_text(report, target))
+                pending.popleft()
+                in_flight_bytes[0] -= sizes.pop(expected)
+                try:
+                    fill()
+                except OSError:
+                    pass  # reported at the next answer
+                yield _result(target, answer, body)
+            done = True
+        finally:
+            if not done and pending and self.chan is not None and not self._drain(pending):
+                self.reap()  # answers are still owed: this child is out of step with the grader
+
+    def _drain(self, pending: deque) -> bool:
+        """Read and drop the answers still owed for calls nobody reads any more (a test stopped at a
+        failed check), if they come within ``DRAIN_BUDGET`` seconds: cheaper than a fresh child."""
+        deadline = time.monotonic() + DRAIN_BUDGET
+        try:
+            while pending:
+                answer = _recv(self.chan, timeout=max(0.0, deadline - time.monotonic()))
+                if not isinstance(answer, dict) or answer.get("id") != pending.popleft():
+                    return False
+        except (OSError, TimeoutError):
+            return False
+        return True
 
     def reap(self) -> dict:
         """End the current child and everything it started; restart the sandbox if that fails."""
@@ -607,18 +667,37 @@ def _crash_text(report: dict, target: str = "") -> str:
     return f"{where}进程退出了（例如 sys.exit/os._exit 或内存不足；退出码不显示）"
 
 
-def _send(sock: socket.socket, obj) -> None:
+def _send(sock: socket.socket, obj) -> int:
+    """Send one message; returns its size in bytes."""
     data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
     sock.settimeout(10)
     sock.sendall(len(data).to_bytes(4, "big") + data)
+    return len(data) + 4
+
+
+def _result(target: str, answer: dict, body: bytes) -> Result:
+    # non-finite floats come tagged; a reply without the tag (even escaped) has nothing to decode
+    decode = _decode_floats if (b"__float__" in body or b"\\u" in body) else _same
+    return Result(
+        target=target,
+        value=decode(answer.get("value")),
+        types=answer.get("types"),
+        error=answer.get("error"),
+        args_after=decode(answer.get("args_after")) or [],
+        kwargs_after=decode(answer.get("kwargs_after")) or {},
+    )
+
+
+def _same(x):
+    return x
 
 
 class ReplyTooLarge(OSError):
     """The sandbox sent more than the grader parses (refused before reading or parsing it)."""
 
 
-def _recv(sock: socket.socket, timeout: float):
-    """One message from the sandbox: untrusted, so its cost is bounded before it is paid (size from the
+def _recv(sock: socket.socket, timeout: float, with_body: bool = False):
+    """One message (with ``with_body``: the message and its raw bytes) from the sandbox: untrusted, so its cost is bounded before it is paid (size from the
     length prefix, then an upper bound on its JSON values counted in C) and its strings are made
     encodable (a forged reply may hold escaped lone surrogates or NUL)."""
     deadline = time.monotonic() + timeout
@@ -638,7 +717,8 @@ def _recv(sock: socket.socket, timeout: float):
         obj = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise OSError("garbled message from worker") from None
-    return clean_tree(obj) if JSON_ESCAPE_TO_CLEAN_BYTES.search(body) else obj
+    obj = clean_tree(obj) if JSON_ESCAPE_TO_CLEAN_BYTES.search(body) else obj
+    return (obj, body) if with_body else obj
 
 
 # A reply that is already waiting when the deadline is checked counts as in time: the grader's thread

@@ -105,9 +105,10 @@ def random_config(rng):
 @item("frontier", weight=3, parts=POINTS)
 def test_random_configurations(sub):
     rng = random.Random(30331)
-    for _ in range(3):
-        W, Ps, ms, cfg, front = random_config(rng)
-        matches(sub.call(FN, W, Ps, ms, **cfg), front, "随机配置")
+    cases = [random_config(rng) for _ in range(3)]
+    calls = sub.calls_with(FN, [((W, Ps, ms), cfg) for W, Ps, ms, cfg, _ in cases])
+    for (*_, front), r in zip(cases, calls, strict=True):
+        matches(r, front, "随机配置")
 
 
 @item("frontier", weight=1, parts=POINTS)
@@ -171,7 +172,6 @@ def test_validation(sub):
         ((10.0, [2], [1]), {"schedule": "interleaved"}, "未知的 schedule"),
         ((10.0, [2], [1]), {"mem_cap": float("nan")}, "mem_cap 为 NaN"),
     ]
-    for args, kwargs, what in bad:
-        r = sub.call(FN, *args, **kwargs)
+    for (_, _, what), r in zip(bad, sub.calls_with(FN, [(a, k) for a, k, _ in bad]), strict=True):
         assert r.raised("ValueError"), f"{what}时应抛出 ValueError"
     plausible(sub, "合法输入")  # only raising ValueError validates nothing

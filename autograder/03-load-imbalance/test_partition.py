@@ -120,23 +120,25 @@ def plausible(sub, what):
 @item("partition", weight=3, parts=PARTS)
 def test_small_against_enumeration(sub):
     rng = random.Random(30311)
+    cases = []
     for _ in range(6):
         L = rng.randint(4, 10)
         p = rng.randint(2, min(5, L))
-        costs = [rng.choice([0.5, 1.0, 1.0, 2.2, 3.7, 9.0]) for _ in range(L)]
-        r = sub.call(FN, costs, p)
+        cases.append(([rng.choice([0.5, 1.0, 1.0, 2.2, 3.7, 9.0]) for _ in range(L)], p))
+    for (costs, p), r in zip(cases, sub.calls(FN, cases), strict=True):
         check_answer(r, costs, p, brute_force(costs, p), "小规模随机输入")
 
 
 @item("partition", weight=2, parts=PARTS)
 def test_heavy_layers_against_dp(sub):
     rng = random.Random(30312)
+    cases = []
     for L, p in ((40, 6), (60, 9)):
         costs = [1.0] * L
         for i in rng.sample(range(L), 4):
             costs[i] = round(rng.uniform(2.0, 6.0), 2)
-        costs = [c * rng.uniform(0.9, 1.1) for c in costs]
-        r = sub.call(FN, costs, p)
+        cases.append(([c * rng.uniform(0.9, 1.1) for c in costs], p))
+    for (costs, p), r in zip(cases, sub.calls(FN, cases), strict=True):
         check_answer(r, costs, p, dp(costs, p), "带若干重层的中等规模输入")
 
 
@@ -173,7 +175,6 @@ def test_validation(sub):
         (([], 1), "layer_costs 为空"),
         (([1.0, -2.0], 1), "含负的耗时"),
     ]
-    for args, what in bad:
-        r = sub.call(FN, *args)
+    for (_, what), r in zip(bad, sub.calls(FN, [args for args, _ in bad]), strict=True):
         assert r.raised("ValueError"), f"{what}时应抛出 ValueError"
     plausible(sub, "合法输入")  # only raising ValueError validates nothing

@@ -163,18 +163,18 @@ def result_parts(r):
 @item("scheduling", weight=2, parts=SUMMARY)
 def test_static_one_f_one_b(sub):
     rng = random.Random(30321)
-    for n, P in ((6, 3), (10, 4), (16, 6)):
-        fwd, bwd = random_instance(rng, n, P)
-        static, _ = result_parts(sub.call(FN, fwd, bwd))
+    cases = [random_instance(rng, n, P) for n, P in ((6, 3), (10, 4), (16, 6))]
+    for (fwd, bwd), r in zip(cases, sub.calls(FN, cases), strict=True):
+        static, _ = result_parts(r)
         check_summary(static, static_oracle(fwd, bwd), f"变长微批次下静态 1F1B：{STATIC_HINT}")
 
 
 @item("scheduling", weight=1, parts=SUMMARY)
 def test_dynamic_same_memory(sub):
     rng = random.Random(30322)
-    for n, P in ((8, 4), (12, 5)):
-        fwd, bwd = random_instance(rng, n, P)
-        _, dynamic = result_parts(sub.call(FN, fwd, bwd))
+    cases = [random_instance(rng, n, P) for n, P in ((8, 4), (12, 5))]
+    for (fwd, bwd), r in zip(cases, sub.calls(FN, cases), strict=True):
+        _, dynamic = result_parts(r)
         check_summary(
             dynamic, dynamic_oracle(fwd, bwd, 0, 0.0), f"extra_in_flight = 0 时动态策略：{DYN_HINT}"
         )
@@ -183,9 +183,9 @@ def test_dynamic_same_memory(sub):
 @item("scheduling", weight=1, parts=SUMMARY)
 def test_dynamic_extra_memory(sub):
     rng = random.Random(30323)
-    for n, P, extra in ((10, 4, 2), (14, 5, 1)):
-        fwd, bwd = random_instance(rng, n, P)
-        _, dynamic = result_parts(sub.call(FN, fwd, bwd, extra))
+    cases = [(*random_instance(rng, n, P), extra) for n, P, extra in ((10, 4, 2), (14, 5, 1))]
+    for (fwd, bwd, extra), r in zip(cases, sub.calls(FN, cases), strict=True):
+        _, dynamic = result_parts(r)
         check_summary(
             dynamic, dynamic_oracle(fwd, bwd, extra, 0.0), f"允许额外在途微批次时动态策略：{DYN_HINT}"
         )
@@ -265,8 +265,7 @@ def test_validation(sub):
         ((ok_f, ok_b), {"extra_in_flight": -1}, "extra_in_flight 为负"),
         ((ok_f, ok_b), {"overhead": float("inf")}, "overhead 为无穷大"),
     ]
-    for args, kwargs, what in bad:
-        r = sub.call(FN, *args, **kwargs)
+    for (_, _, what), r in zip(bad, sub.calls_with(FN, [(a, k) for a, k, _ in bad]), strict=True):
         assert r.raised("ValueError"), f"{what}时应抛出 ValueError"
     fwd, bwd = [[1.0, 2.0], [2.0, 1.0], [1.0, 1.5]], [[2.0, 3.0], [3.0, 2.0], [2.0, 2.5]]
     static, dynamic = result_parts(sub.call(FN, fwd, bwd))  # valid input: only raising validates nothing

@@ -87,9 +87,9 @@ def same(value, costs, counts):
 @item("stage_times", weight=3, parts=VALUES)
 def test_random_partitions(sub):
     rng = random.Random(30301)
-    for layers, stages in ((7, 3), (24, 8), (50, 11)):
-        costs, counts = random_case(rng, layers, stages)
-        check(sub.call(FN, costs, counts), costs, counts, "随机的层耗时与切分下")
+    cases = [random_case(rng, layers, stages) for layers, stages in ((7, 3), (24, 8), (50, 11))]
+    for (costs, counts), r in zip(cases, sub.calls(FN, cases), strict=True):
+        check(r, costs, counts, "随机的层耗时与切分下")
 
 
 @item("stage_times", weight=1, parts=VALUES)
@@ -159,7 +159,6 @@ def test_validation(sub):
         (([1.0, 2.0], [1.5, 0.5]), "partition 中有非整数"),
         (([1.0, 2.0], [True, True]), "partition 中有 bool"),
     ]
-    for args, what in bad:
-        r = sub.call(FN, *args)
+    for (_, what), r in zip(bad, sub.calls(FN, [args for args, _ in bad]), strict=True):
         assert r.raised("ValueError"), f"{what}时应抛出 ValueError"
     plausible(sub.call(FN, *PLAUSIBLE), "合法输入")  # only raising ValueError validates nothing

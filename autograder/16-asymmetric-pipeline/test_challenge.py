@@ -135,18 +135,27 @@ def _random_cases() -> list[tuple[list[float], list[float], int, float]]:
 @item("challenge", weight=5, parts=VALUES)
 def test_matches_course_simulator(sub):
     """各阶段前向、反向耗时不同：与课程库的 1F1B 事件模拟一致（含 m < P）"""
-    for f, b, m, makespan in _random_cases():
-        _check(sub.call(SIM, f, b, m), f, b, m, makespan, "非均质 stage")
+    cases = _random_cases()
+    for (f, b, m, makespan), r in zip(cases, sub.calls(SIM, [c[:3] for c in cases]), strict=True):
+        _check(r, f, b, m, makespan, "非均质 stage")
 
 
 @item("challenge", weight=2, parts=VALUES)
 def test_uniform_stages_closed_form(sub):
     """均匀 stage：makespan = (m+P−1)(f+b)，气泡率 (P−1)/(m+P−1)"""
     rng = random.Random(16_0302)
-    for _ in range(5):
-        p, m = rng.randint(2, 8), rng.randint(1, 20)
-        fwd, bwd = round(rng.uniform(0.5, 5.0), 2), round(rng.uniform(0.5, 10.0), 2)
-        got_t, got_bubble = _pair(sub.call(SIM, [fwd] * p, [bwd] * p, m))
+    cases = [
+        (
+            rng.randint(2, 8),
+            rng.randint(1, 20),
+            round(rng.uniform(0.5, 5.0), 2),
+            round(rng.uniform(0.5, 10.0), 2),
+        )
+        for _ in range(5)
+    ]
+    calls = sub.calls(SIM, [([fwd] * p, [bwd] * p, m) for p, m, fwd, bwd in cases])
+    for (p, m, fwd, bwd), r in zip(cases, calls, strict=True):
+        got_t, got_bubble = _pair(r)
         with part("makespan"):
             assert approx(got_t, (m + p - 1) * (fwd + bwd)), f"均匀 stage：makespan 应为 (m+P−1)(f+b)。{RULE}"
         with part("bubble_ratio"):
@@ -172,9 +181,10 @@ def _bound_cases() -> list[tuple[list[float], list[float], int, float]]:
 @item("challenge", weight=2, parts=VALUES)
 def test_heavy_head_attains_the_lower_bound(sub):
     """最慢的是 stage 0：makespan 恰好取到下界 max_s[Σ_{j<s}(f_j+b_j) + m(f_s+b_s)]"""
-    for f, b, m, bound in _bound_cases():
+    cases = _bound_cases()
+    for (f, b, m, bound), r in zip(cases, sub.calls(SIM, [c[:3] for c in cases]), strict=True):
         _check(
-            sub.call(SIM, f, b, m),
+            r,
             f,
             b,
             m,
@@ -189,11 +199,14 @@ def test_heavy_head_attains_the_lower_bound(sub):
 def test_heavy_tail_matches_forward_formula(sub):
     """最慢的是最后一个阶段：makespan = Σ(f+b) + (m−1)·max(f+b)"""
     rng = random.Random(16_0304)
+    cases = []
     for _ in range(4):
         p, m = rng.randint(2, 7), rng.randint(2, 16)
         f, b = _times(rng, p, hi=4.0), _times(rng, p, hi=8.0)
         f[-1], b[-1] = f[-1] + 5.0, b[-1] + 9.0
-        _check(sub.call(SIM, f, b, m), f, b, m, forward_formula(f, b, m), "最慢的是最后一个阶段")
+        cases.append((f, b, m))
+    for (f, b, m), r in zip(cases, sub.calls(SIM, cases), strict=True):
+        _check(r, f, b, m, forward_formula(f, b, m), "最慢的是最后一个阶段")
 
 
 @functools.cache
@@ -213,8 +226,9 @@ def _long_cases() -> list[tuple[list[float], list[float], int, float]]:
 @item("challenge", weight=2, parts=VALUES)
 def test_long_pipelines_match_course_simulator(sub):
     """较长流水线（最多 32 个阶段、256 个微批次）：与课程库的模拟一致，并在时限内算完"""
-    for f, b, m, makespan in _long_cases():
-        _check(sub.call(SIM, f, b, m), f, b, m, makespan, "较长流水线")
+    cases = _long_cases()
+    for (f, b, m, makespan), r in zip(cases, sub.calls(SIM, [c[:3] for c in cases]), strict=True):
+        _check(r, f, b, m, makespan, "较长流水线")
 
 
 # -- edge cases and validation (4 of 16) ----------------------------------------------------------------
@@ -222,17 +236,23 @@ def test_long_pipelines_match_course_simulator(sub):
 def test_single_microbatch_and_single_stage(sub):
     """m = 1：makespan = Σf + Σb；P = 1：makespan = m(f+b)，没有气泡"""
     rng = random.Random(16_0306)
+    cases = []
     for _ in range(2):
         p = rng.randint(2, 6)
-        f, b = _times(rng, p), _times(rng, p)
-        got_t, got_bubble = _pair(sub.call(SIM, f, b, 1))
+        cases.append((_times(rng, p), _times(rng, p), 1))
+    for (f, b, _), r in zip(cases, sub.calls(SIM, cases), strict=True):
+        p = len(f)
+        got_t, got_bubble = _pair(r)
         assert approx(got_t, math.fsum(f) + math.fsum(b)), (
             "只有 1 个微批次时，makespan 应为所有前向与反向耗时之和"
         )
         assert approx(got_bubble, 1 - 1 / p), "只有 1 个微批次时，bubble_ratio 应为 1 − 1/P"
-    for _ in range(2):
-        fwd, bwd, m = round(rng.uniform(0.5, 9.0), 3), round(rng.uniform(0.5, 9.0), 3), rng.randint(1, 12)
-        got_t, got_bubble = _pair(sub.call(SIM, [fwd], [bwd], m))
+    cases = [
+        (round(rng.uniform(0.5, 9.0), 3), round(rng.uniform(0.5, 9.0), 3), rng.randint(1, 12))
+        for _ in range(2)
+    ]
+    for (fwd, bwd, m), r in zip(cases, sub.calls(SIM, [([f], [b], m) for f, b, m in cases]), strict=True):
+        got_t, got_bubble = _pair(r)
         assert approx(got_t, m * (fwd + bwd)), "只有 1 个阶段 时，makespan = m·(f+b)"
         assert approx(got_bubble, 0.0), "只有 1 个阶段 时没有空闲，bubble_ratio 应为 0"
     _plausible(sub.call(SIM, *PLAUSIBLE), "普通情形")
@@ -241,8 +261,8 @@ def test_single_microbatch_and_single_stage(sub):
 @item("challenge", weight=0.5, edge=True)
 def test_all_zero_times(sub):
     """所有耗时为 0：返回 (0.0, 0.0)，不能除以 0"""
-    for f, b, m in (([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], 4), ([0.0], [0.0], 1), ([0, 0], [0, 0], 3)):
-        got_t, got_bubble = _pair(sub.call(SIM, f, b, m))
+    for r in sub.calls(SIM, (([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], 4), ([0.0], [0.0], 1), ([0, 0], [0, 0], 3))):
+        got_t, got_bubble = _pair(r)
         assert approx(got_t, 0.0) and approx(got_bubble, 0.0), (
             "所有耗时都为 0 时应返回 (0.0, 0.0)：makespan 为 0 时不要再用它做除数"
         )
@@ -254,13 +274,13 @@ def test_accepts_sequences_leaves_them_unchanged_returns_floats(sub):
     """接受 list、tuple、numpy 数组（含整数元素），不修改输入，返回 float"""
     f, b, m = PLAUSIBLE
     ints_f, ints_b = [3, 1, 2, 2], [5, 2, 4, 3]
-    for args, values, kind in (
+    cases = (
         ((Tuple(f), Tuple(b)), (f, b), "tuple"),
         ((Array(f, "float64"), Array(b, "float64")), (f, b), "float64 的 numpy 数组"),
         ((Array(ints_f, "int64"), Array(ints_b, "int64")), (ints_f, ints_b), "int64 的 numpy 数组"),
         ((ints_f, ints_b), (ints_f, ints_b), "元素为 int 的 list"),
-    ):
-        r = sub.call(SIM, *args, m)
+    )
+    for (_, values, kind), r in zip(cases, sub.calls(SIM, [(*args, m) for args, _, _ in cases]), strict=True):
         assert r.ok, f"输入是{kind}时：" + r.describe_failure()
         fv, bv = [float(x) for x in values[0]], [float(x) for x in values[1]]
         got_t, _ = _pair(r)
@@ -290,7 +310,6 @@ def test_rejects_invalid_input(sub):
         ((f, b, 2.5), "m = 2.5"),
         ((f, b, True), "m = True"),
     ]
-    for args, what in bad:
-        r = sub.call(SIM, *args)
+    for (_, what), r in zip(bad, sub.calls(SIM, [args for args, _ in bad]), strict=True):
         assert r.raised("ValueError"), f"{what}应当抛出 ValueError"
     _plausible(sub.call(SIM, *PLAUSIBLE), "合法输入")

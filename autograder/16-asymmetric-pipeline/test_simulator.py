@@ -123,17 +123,18 @@ def _nonuniform_cases() -> list[tuple[list[float], int]]:
 @item("simulator", weight=6, parts=VALUES)
 def test_nonuniform_stages_match_derivation(sub):
     """非均匀 stage 耗时、多个微批次：总时间与气泡率与独立推导一致"""
-    for lat, m in _nonuniform_cases():
-        _check(sub.call(SIM, lat, m), lat, m, "非均匀 stage、多个微批次")
+    cases = _nonuniform_cases()
+    for (lat, m), r in zip(cases, sub.calls(SIM, cases), strict=True):
+        _check(r, lat, m, "非均匀 stage、多个微批次")
 
 
 @item("simulator", weight=2, parts=VALUES)
 def test_uniform_stages_give_classic_bubble(sub):
     """均匀 stage：总时间 (m+P−1)·t，气泡率 (P−1)/(m+P−1)"""
     rng = random.Random(16_0102)
-    for _ in range(4):
-        p, m, t = rng.randint(2, 10), rng.randint(2, 30), round(rng.uniform(0.5, 20.0), 2)
-        got_total, got_bubble = _pair(sub.call(SIM, [t] * p, m))
+    cases = [(rng.randint(2, 10), rng.randint(2, 30), round(rng.uniform(0.5, 20.0), 2)) for _ in range(4)]
+    for (p, m, t), r in zip(cases, sub.calls(SIM, [([t] * p, m) for p, m, t in cases]), strict=True):
+        got_total, got_bubble = _pair(r)
         with part("total_time"):
             assert approx(got_total, (m + p - 1) * t), f"均匀 stage：total_time 应为 (m+P−1)·t。{RULE}"
         with part("bubble_ratio"):
@@ -157,8 +158,9 @@ def _long_cases() -> list[tuple[list[float], int, float]]:
 @item("simulator", weight=4, parts=VALUES)
 def test_long_pipelines_match_recurrence(sub):
     """较长流水线、较多微批次：与逐格推进的完成时间递推一致"""
-    for lat, m, total in _long_cases():
-        _check(sub.call(SIM, lat, m), lat, m, "较长流水线", total=total)
+    cases = _long_cases()
+    for (lat, m, total), r in zip(cases, sub.calls(SIM, [(lat, m) for lat, m, _ in cases]), strict=True):
+        _check(r, lat, m, "较长流水线", total=total)
 
 
 # -- edge cases and validation (4 of 16) ----------------------------------------------------------------
@@ -166,10 +168,10 @@ def test_long_pipelines_match_recurrence(sub):
 def test_single_microbatch(sub):
     """m = 1：总时间 Σt，气泡率 1 − 1/P"""
     rng = random.Random(16_0104)
-    for _ in range(3):
-        p = rng.randint(2, 8)
-        lat = _random_latencies(rng, p)
-        got_total, got_bubble = _pair(sub.call(SIM, lat, 1))
+    cases = [_random_latencies(rng, rng.randint(2, 8)) for _ in range(3)]
+    for lat, r in zip(cases, sub.calls(SIM, [(lat, 1) for lat in cases]), strict=True):
+        p = len(lat)
+        got_total, got_bubble = _pair(r)
         assert approx(got_total, math.fsum(lat)), "只有 1 个微批次时，total_time 应为各阶段 耗时之和"
         assert approx(got_bubble, 1 - 1 / p), "只有 1 个微批次时，bubble_ratio 应为 1 − 1/P"
 
@@ -178,9 +180,9 @@ def test_single_microbatch(sub):
 def test_single_stage(sub):
     """P = 1：总时间 m·t，没有气泡"""
     rng = random.Random(16_0105)
-    for _ in range(3):
-        t, m = round(rng.uniform(0.5, 30.0), 3), rng.randint(1, 20)
-        got_total, got_bubble = _pair(sub.call(SIM, [t], m))
+    cases = [(round(rng.uniform(0.5, 30.0), 3), rng.randint(1, 20)) for _ in range(3)]
+    for (t, m), r in zip(cases, sub.calls(SIM, [([t], m) for t, m in cases]), strict=True):
+        got_total, got_bubble = _pair(r)
         assert approx(got_total, m * t), "只有 1 个阶段 时，它要依次处理全部 m 个微批次：total_time = m·t"
         assert approx(got_bubble, 0.0), "只有 1 个阶段 时没有空闲，bubble_ratio 应为 0"
 
@@ -188,8 +190,8 @@ def test_single_stage(sub):
 @item("simulator", weight=0.5, edge=True)
 def test_all_zero_latencies(sub):
     """所有耗时为 0：返回 (0.0, 0.0)，不能除以 0"""
-    for lat, m in (([0.0, 0.0, 0.0], 4), ([0.0], 1), ([0, 0], 3)):
-        got_total, got_bubble = _pair(sub.call(SIM, lat, m))
+    for r in sub.calls(SIM, (([0.0, 0.0, 0.0], 4), ([0.0], 1), ([0, 0], 3))):
+        got_total, got_bubble = _pair(r)
         assert approx(got_total, 0.0) and approx(got_bubble, 0.0), (
             "所有 stage 耗时都为 0 时应返回 (0.0, 0.0)：total_time 为 0 时不要再用它做除数"
         )
@@ -202,13 +204,13 @@ def test_accepts_tuple_numpy_and_int_sequences(sub):
     rng = random.Random(16_0106)
     lat = _random_latencies(rng, 5)
     ints = [rng.randint(1, 9) for _ in range(4)]
-    for arg, values, kind in (
+    cases = (
         (Tuple(lat), lat, "tuple"),
         (Array(lat, "float64"), lat, "float64 的 numpy 数组"),
         (Array(ints, "int64"), ints, "int64 的 numpy 数组"),
         (ints, ints, "元素为 int 的 list"),
-    ):
-        r = sub.call(SIM, arg, 6)
+    )
+    for (_, values, kind), r in zip(cases, sub.calls(SIM, [(arg, 6) for arg, _, _ in cases]), strict=True):
         assert r.ok, f"输入是{kind}时：" + r.describe_failure()
         _check(r, [float(v) for v in values], 6, f"输入是{kind}时")
 
@@ -218,8 +220,8 @@ def test_does_not_modify_input(sub):
     """不修改传入的耗时序列"""
     rng = random.Random(16_0107)
     lat = _random_latencies(rng, 6)
-    for arg, kind in ((list(lat), "list"), (Array(lat, "float64"), "numpy 数组")):
-        r = sub.call(SIM, arg, 5)
+    cases = ((list(lat), "list"), (Array(lat, "float64"), "numpy 数组"))
+    for (_, kind), r in zip(cases, sub.calls(SIM, [(arg, 5) for arg, _ in cases]), strict=True):
         assert r.ok, r.describe_failure()
         after = r.args_after[0] if r.args_after else None
         assert after == lat, f"调用后传入的 {kind} 被修改了（排序、改写或增删元素）：请在副本上计算"
@@ -230,8 +232,8 @@ def test_does_not_modify_input(sub):
 def test_returns_floats(sub):
     """返回值两项都是 float（numpy 浮点数也可以），整数输入时也一样"""
     rng = random.Random(16_0108)
-    for lat in (_random_latencies(rng, 4), [rng.randint(1, 9) for _ in range(4)]):
-        r = sub.call(SIM, lat, 7)
+    cases = (_random_latencies(rng, 4), [rng.randint(1, 9) for _ in range(4)])
+    for lat, r in zip(cases, sub.calls(SIM, [(lat, 7) for lat in cases]), strict=True):
         _plausible_total(r, [float(v) for v in lat], 7, "检查返回类型时")
         kids = r.types[1] if isinstance(r.types, list) and len(r.types) == 2 else []
         assert len(kids) == 2 and all(is_float(k) for k in kids), (
@@ -255,8 +257,7 @@ def test_rejects_invalid_input(sub):
         (([3.0, 1.0, 2.0], 2.5), "num_microbatches 不是整数"),
         (([3.0, 1.0, 2.0], "3"), "num_microbatches 是字符串"),
     ]
-    for args, why in bad:
-        r = sub.call(SIM, *args)
+    for (_, why), r in zip(bad, sub.calls(SIM, [args for args, _ in bad]), strict=True):
         assert r.raised("ValueError"), f"{why}时应抛出 ValueError，实际" + (
             f"抛出了 {r.error['type']}" if not r.ok else "正常返回了"
         )

@@ -164,8 +164,9 @@ def _small_cases() -> list[tuple[tuple, tuple[float, float]]]:
 @item("solver", weight=4, parts=PARTS)
 def test_small_sizes_match_brute_force(sub):
     """小规模随机情形：最大耗时与方差都与穷举最优一致，分配合法"""
-    for case, oracle in _small_cases():
-        _judge(sub.call(SOLVE, *case), case, oracle, "小规模情形")
+    cases = _small_cases()
+    for (case, oracle), r in zip(cases, sub.calls(SOLVE, [case for case, _ in cases]), strict=True):
+        _judge(r, case, oracle, "小规模情形")
 
 
 @functools.cache
@@ -184,8 +185,9 @@ def _heavy_cases() -> list[tuple[tuple, tuple[float, float]]]:
 @item("solver", weight=2, parts=PARTS)
 def test_heavy_ends_and_seed_case(sub):
     """首尾固定开销很大（某些阶段 只能放 1 层）以及课文中的 32 层情形"""
-    for case, oracle in _heavy_cases():
-        _judge(sub.call(SOLVE, *case), case, oracle, "首尾固定开销很大的情形")
+    cases = _heavy_cases()
+    for (case, oracle), r in zip(cases, sub.calls(SOLVE, [case for case, _ in cases]), strict=True):
+        _judge(r, case, oracle, "首尾固定开销很大的情形")
 
 
 @functools.cache
@@ -198,8 +200,9 @@ def _larger_cases() -> list[tuple[tuple, tuple[float, float]]]:
 @item("solver", weight=4, parts=PARTS)
 def test_larger_sizes_match_water_filling(sub):
     """中大规模随机情形（数百到数千层、数十个阶段）：与注水法最优一致"""
-    for case, oracle in _larger_cases():
-        _judge(sub.call(SOLVE, *case), case, oracle, "中大规模情形")
+    cases = _larger_cases()
+    for (case, oracle), r in zip(cases, sub.calls(SOLVE, [case for case, _ in cases]), strict=True):
+        _judge(r, case, oracle, "中大规模情形")
 
 
 @functools.cache
@@ -216,8 +219,9 @@ def _largest_cases() -> list[tuple[tuple, tuple[float, float]]]:
 @item("solver", weight=2, parts=PARTS)
 def test_largest_sizes_in_time(sub):
     """题目规定的最大规模（10^4 层、256 个阶段）：在时限内给出最优分配"""
-    for case, oracle in _largest_cases():
-        _judge(sub.call(SOLVE, *case), case, oracle, "最大规模情形")
+    cases = _largest_cases()
+    for (case, oracle), r in zip(cases, sub.calls(SOLVE, [case for case, _ in cases]), strict=True):
+        _judge(r, case, oracle, "最大规模情形")
 
 
 # -- edge cases and validation (4 of 16) ----------------------------------------------------------------
@@ -235,8 +239,8 @@ def test_returns_list_of_python_ints(sub):
 @item("solver", weight=1, edge=True)
 def test_degenerate_stage_counts(sub):
     """只有 1 个阶段（首尾开销都在 stage 0）或层数恰好等于 阶段数"""
-    for total, p in ((7, 1), (1, 1), (5, 5), (3, 3)):
-        r = sub.call(SOLVE, total, 2.0, 6.0, 5.0, p)
+    cases = ((7, 1), (1, 1), (5, 5), (3, 3))
+    for (total, p), r in zip(cases, sub.calls(SOLVE, [(t, 2.0, 6.0, 5.0, p) for t, p in cases]), strict=True):
         assert r.ok, r.describe_failure()
         if p == 1:
             assert r.value == [total], "只有 1 个阶段 时，全部层都在这个阶段 上（首尾固定开销都计在它身上）"
@@ -257,8 +261,7 @@ def test_rejects_invalid_input(sub):
         ((8, 1.0, -1.0, 1.0, 2), "s0_fixed_cost 为负"),
         ((8, 1.0, 1.0, -0.5, 2), "s_tail_fixed_cost 为负"),
     ]
-    for args, why in bad:
-        r = sub.call(SOLVE, *args)
+    for (_, why), r in zip(bad, sub.calls(SOLVE, [args for args, _ in bad]), strict=True):
         assert r.raised("ValueError"), f"{why}时应抛出 ValueError，实际" + (
             f"抛出了 {r.error['type']}" if not r.ok else "正常返回了"
         )
