@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("submissions")
     g.add_argument("--out", required=True, help="output course directory (gradebook, feedback, grades.csv)")
     g.add_argument("--assignment", action="append", help="grade only this assignment (repeatable)")
-    g.add_argument("--jobs", type=int, default=None, help="parallel sandboxes (default: number of cores)")
+    g.add_argument("--jobs", type=int, default=None, help="parallel sandboxes (default: number of cores + 1)")
     g.add_argument(
         "--isolation",
         choices=["bwrap", "none"],

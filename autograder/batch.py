@@ -167,6 +167,15 @@ class Phases:
             self.add(phase, time.perf_counter() - start)
 
 
+def default_jobs() -> int:
+    """Sandboxes graded at once: one more than the cores. A grading thread alternates between its
+    sandbox (running the student's code) and the grader's own Python (the hidden tests' checks, under
+    one interpreter lock), so with one thread per core a core sits idle whenever a thread waits for the
+    lock; one extra thread fills that gap (``make bench``: 300 submissions on 2 cores, 2 threads
+    16.4 s, 3 threads 14.9 s, 4 threads 16.2 s)."""
+    return (os.cpu_count() or 1) + 1
+
+
 def grade_class(
     submissions: Path,
     out: Path,
@@ -270,7 +279,7 @@ def _grade_class(
             results[(job.student_id, job.assignment_id)] = res
             progress.step(f"{job.student_id} (unchanged)" if job.path else f"{job.student_id}: {res.status}")
 
-    n_jobs = max(1, jobs or os.cpu_count() or 1)
+    n_jobs = max(1, jobs or default_jobs())
     pool = ThreadPoolExecutor(max_workers=n_jobs)
     futures = {
         pool.submit(_grade_one, assignments[j.assignment_id], j, mode, isolation_text, phases): j

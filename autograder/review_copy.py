@@ -95,6 +95,7 @@ def _exporter():
     return HTMLExporter()
 
 
+@functools.lru_cache(maxsize=4096)  # the lesson's own cells are the same in every submission
 def markdown_html(source: str) -> str:
     """Markdown rendered as formgrader renders it, then sanitised and with active TeX neutralised."""
     rendered = _exporter().markdown2html({}, encodable(source))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import gc
 import json
 import math
 import os
@@ -152,6 +153,11 @@ def to_plain(x, budget: _Budget, depth: int = 0):
         return int.__index__(x), name
     if isinstance(x, str):
         return str.__str__(x), ("str" if exact is str else _qualname(x))
+    if exact is list or exact is tuple:  # the common case, a flat sequence of plain scalars: one pass
+        flat = _flat(x)
+        if flat is not None:
+            budget.take(len(x))
+            return flat, [exact.__name__, [_SCALARS[type(v)] for v in x]]
     if isinstance(x, list | tuple):
         base = list if isinstance(x, list) else tuple
         n = base.__len__(x)
@@ -198,6 +204,19 @@ def to_plain(x, budget: _Budget, depth: int = 0):
     return None, f"unsupported:{_qualname(x)}"
 
 
+_SCALARS = {float: "float", int: "int", str: "str", bool: "bool", type(None): "NoneType"}
+
+
+def _flat(x: list | tuple) -> list | None:
+    """The values of an exact list or tuple whose items are all exact builtin scalars (no subclass, so
+    nothing of the student's is consulted) and finite, else None (the general path converts it)."""
+    for v in x:
+        t = type(v)
+        if t not in _SCALARS or (t is float and not math.isfinite(v)):
+            return None
+    return list(x)
+
+
 def _finite(value: float):
     if math.isfinite(value):
         return value
@@ -207,6 +226,8 @@ def _finite(value: float):
 # -- tagged JSON in ----------------------------------------------------------------------------------
 def from_json(x):
     if isinstance(x, list):
+        if not any(isinstance(v, list | dict) for v in x):  # scalars as parsed: nothing tagged inside
+            return x
         return [from_json(v) for v in x]
     if isinstance(x, dict):
         if "__tuple__" in x:
@@ -585,6 +606,10 @@ def main(argv: list[str]) -> None:
     os.makedirs(scratch, exist_ok=True)
     ctrl = socket.socket(fileno=ctrl_fd)
     send(ctrl, {"hello": True, "pid": os.getpid(), "numpy": bool(np)})
+    # everything loaded so far (the interpreter, numpy) is shared with each child copy-on-write: frozen,
+    # the collector never walks it, so a child's collections do not write to (and copy) those pages
+    gc.collect()
+    gc.freeze()
     Zygote(ctrl, scratch, in_sandbox).serve()
 
 

@@ -142,6 +142,9 @@ class Array:
     dtype: str = "float64"
 
 
+_PLAIN_ARG = frozenset({int, float, str, bool, type(None)})
+
+
 def encode_arg(value: Any) -> Any:
     """Turn a test's argument into tagged JSON for the worker (tuples, arrays, non-finite floats)."""
     if isinstance(value, Tuple):
@@ -155,6 +158,8 @@ def encode_arg(value: Any) -> Any:
     if isinstance(value, tuple):
         return {"__tuple__": [encode_arg(v) for v in value]}
     if isinstance(value, list):
+        if all(type(v) in _PLAIN_ARG and (type(v) is not float or math.isfinite(v)) for v in value):
+            return list(value)  # the common case: a flat list of plain numbers or strings, as is
         return [encode_arg(v) for v in value]
     if isinstance(value, dict):
         return {"__dict__": [[encode_arg(k), encode_arg(v)] for k, v in value.items()]}

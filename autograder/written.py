@@ -34,6 +34,7 @@ How an answer is read
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from bisect import bisect_right
@@ -135,6 +136,7 @@ _LATEX = _latex_converter()
 _SIMPLE_GROUP_RE = re.compile(r"\(([\w\u0370-\u03ff]+)\)")
 
 
+@functools.lru_cache(maxsize=8192)  # short formulas ($P-1$, $t_{max}$) recur across a class's answers
 def latex_to_text(latex: str) -> str:
     """``\\frac{a}{b}`` -> ``a/b``, ``\\cdot`` -> ``·``, ``\\lambda`` -> ``λ`` (pylatexenc)."""
     try:

@@ -127,6 +127,7 @@ def _nbgrader_scores(course: Path, assignments) -> dict[tuple[str, str], dict[st
     return scores
 
 
+JOBS = int(os.environ["BENCH_JOBS"]) if os.environ.get("BENCH_JOBS") else None
 SLOW = ("infinite-loop", "solver-exponential")  # run into a time limit on purpose
 
 
@@ -144,36 +145,49 @@ def _load() -> str:
 
 
 def _class_scale(tmp: Path, base: Path, n: int, mode: str, target: float | None) -> None:
-    from autograder.batch import Phases, grade_class
+    from autograder.batch import Phases, default_jobs, grade_class
 
     subs = _scaled_class(base, tmp / f"class-{n}", n)
     phases = Phases()
     before = _load()
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    busy0 = _machine_busy()
     start = time.perf_counter()
-    results = grade_class(subs, tmp / f"out-{n}", isolation=mode, force=True, quiet=True, phases=phases)
+    results = grade_class(
+        subs, tmp / f"out-{n}", isolation=mode, force=True, quiet=True, phases=phases, jobs=JOBS
+    )
     wall = time.perf_counter() - start
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    busy = _machine_busy() - busy0
     own = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
-    jobs = os.cpu_count() or 1
+    boxes = max(0.0, busy - own)  # the sandboxes (SIGKILLed at the end: no rusage reaches the grader)
+    jobs = JOBS or default_jobs()
+    cores = os.cpu_count() or 1
     goal = f"  [target < {target:g} s, >= {n / target:.0f}/s]" if target else ""
     print(
         f"  class of {len(results)} ({mode}, {jobs} sandboxes): {wall:6.2f} s end to end, "
         f"{len(results) / wall:5.1f} submissions/s{goal}   ({before} -> {_load().split()[-3]})"
     )
     print(
-        f"    grader process CPU (all threads, not the sandboxes): {own:6.2f} s = "
-        f"{own / len(results) * 1000:.0f} ms per submission"
+        f"    CPU: grader process (all threads) {own:6.2f} s = {own / len(results) * 1000:.0f} ms per submission; "
+        f"rest of the machine (sandboxes) {boxes:6.2f} s = {boxes / len(results) * 1000:.0f} ms per submission; "
+        f"machine busy {busy / (cores * wall):4.0%} of {cores} cores x wall"
     )
     sec = phases.seconds
     grading = sec.pop("grading (sandbox + hidden tests, thread-seconds)", 0.0)
     sec.pop("total (wall)", None)
     print(
-        f"    grading threads busy {grading:6.2f} thread-s = {grading / (jobs * wall):4.0%} of {jobs} x wall "
+        f"    grading threads busy {grading:6.2f} thread-s = {grading / (jobs * wall):4.0%} of {jobs} threads x wall "
         f"({grading / max(len(results), 1) * 1000:.0f} ms per submission)"
     )
     for phase, seconds in sorted(sec.items(), key=lambda kv: -kv[1]):
         print(f"    main thread: {phase:34s} {seconds:6.2f} s  {seconds / wall:4.0%} of wall")
+
+
+def _machine_busy() -> float:
+    """CPU seconds the whole machine spent busy so far (/proc/stat: all but idle and iowait)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def _process_tree_cpu(pid: int) -> float:

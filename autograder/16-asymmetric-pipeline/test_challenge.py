@@ -31,7 +31,7 @@ import graphlib
 import math
 import random
 
-from autograder.testing import Array, Tuple, approx, is_float, item, part
+from autograder.testing import Array, Tuple, approx, is_float, item, memo, part
 
 SIM = "simulate_1f1b"
 RULE = (
@@ -43,6 +43,7 @@ VALUES = {"makespan": 1, "bubble_ratio": 1}  # credit per returned value
 
 
 # -- oracles ---------------------------------------------------------------------------------------
+@memo  # the same cases for every submission: computed once per grader process
 def simulated(f: list[float], b: list[float], m: int) -> float:
     """Makespan of 1F1B as the longest path through the op graph: an op starts after its stage's previous
     op and after its input (graphlib's topological order). The grader may not import the course library,
