@@ -1,7 +1,9 @@
 """How often the written-answer suggestions agree with a careful instructor, on the labelled corpus.
 
-The corpus lives in ``autograder/<assignment>/written_corpus/{tune,heldout}.yaml`` (format:
-``autograder/16-asymmetric-pipeline/written_corpus/README.md``). For each part, per item and overall:
+The corpus lives in ``autograder/<assignment>/written_corpus/{tune,heldout,fresh}.yaml`` (format:
+``autograder/16-asymmetric-pipeline/written_corpus/README.md``). ``fresh`` is a second held-out part,
+written and labelled later by an author who never saw the scorer, its output or the other parts; it is
+reported, never a target (a target would invite tuning against it). For each part, per item and overall:
 
 * exact: suggestion == label; within: |suggestion - label| <= 0.5; MAE: mean |suggestion - label|;
 * over-credit: suggestion > label + 0.5; under-credit: suggestion < label - 0.5;
@@ -25,7 +27,7 @@ from autograder.written import suggest
 
 ROOT = Path(__file__).resolve().parent
 ASSIGNMENTS = ("16-asymmetric-pipeline", "03-load-imbalance")
-PARTS = ("tune", "heldout")
+PARTS = ("tune", "heldout", "fresh")
 # Targets on the held-out part (issue 11); tests/test_written_agreement.py fails below them.
 TARGET_WITHIN = 0.90
 TARGET_ITEM_WITHIN = 0.80
@@ -119,7 +121,7 @@ def format_report(part: str, table: dict[str, dict[str, float]]) -> str:
 
 def disagreements(part: str) -> list[Scored]:
     if part != "tune":
-        raise ValueError("only the tuning part is listed answer by answer; the held-out part stays unseen")
+        raise ValueError("only the tuning part is listed answer by answer; the held-out parts stay unseen")
     return [r for r in score_part(part) if abs(r.suggestion - r.label) > 1e-9]
 
 

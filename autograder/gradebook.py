@@ -379,6 +379,16 @@ def _answer_sources(nb_path: Path) -> dict[str, str]:
         return {}
 
 
+def _parsed(nb_path: Path) -> dict | None:
+    """The notebook parsed as the grader reads it (capped, text made encodable), or None if unreadable."""
+    from .notebook import UnreadableNotebook, read_notebook_bytes
+
+    try:
+        return read_notebook_bytes(nb_path)
+    except (OSError, ValueError, UnreadableNotebook):
+        return None
+
+
 def _answers_in(data: dict) -> dict[str, str]:
     """grade_id -> source of the manually graded answer cells of a parsed notebook."""
     try:
@@ -747,14 +757,19 @@ def record_many(
     for result, path in entries:
         submitted, dest = Path(path), _autograded_path(out, result)
         source_nb = sources / result.assignment_id / f"{notebook_id_of(result.notebook)}.ipynb"
-        review = review_copy.build_from_file(submitted, source_nb, result.status)
+        parsed = _parsed(submitted)  # read once: its answers and its review copy come from the same parse
+        review = (
+            review_copy.build(parsed, source_nb)
+            if parsed is not None
+            else review_copy.unreadable(result.status)
+        )
         pending.append(
             _Pending(
                 result,
                 submitted,
                 dest,
                 _answer_sources(dest),
-                _answer_sources(submitted),
+                _answers_in(parsed) if parsed is not None else {},
                 _read_timestamp(submitted),
                 review,
                 _answers_in(review),

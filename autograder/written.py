@@ -462,7 +462,35 @@ def _match(text: str, sents: list[_Sentence], unit: dict) -> _Match:
     if best is None:
         return _Match(False, seen=seen, unexplained=unexplained is not None)
     _, _, start, end, spans = best
+    if _retracted(text, sents, found, start, max(e for _, e in spans)):
+        return _Match(False, seen=True, contradicted=True)
     return _Match(True, quote=_trim_quote(text, start, end, spans), seen=True)
+
+
+_RETRACTION_STRONG_RE = re.compile(
+    r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了", re.I
+)
+_RETRACTION_RE = re.compile(
+    _RETRACTION_STRONG_RE.pattern
+    + r"|(?:does ?n[o']t|does not|wo ?n't|will not) (?:really |actually )?matter|(?:is|are) irrelevant here"
+    r"|其实不|其实并不|其实没|实际上\S{0,12}?(?:不|没|就够)|不算(?:真正|什么)|无所谓|不重要|没必要",
+    re.I,
+)
+
+
+def _retracted(text: str, sents: list[_Sentence], found: list, start: int, after: int) -> bool:
+    """A statement taken back: a sentence that retracts and speaks of the same subject (one of the
+    unit's concepts occurs in it, affirmed or denied). An explicit retraction ("scratch that", "收回")
+    counts from the passage that met the criterion on; a softer one ("doesn't matter", "其实不…",
+    "不算真正的…") only after that passage's hits (before them it is usually "not X but Y")."""
+    for k, sent in enumerate(sents):
+        if sent.end <= start or sent.echo or not any(k in where or k in denied for where, denied in found):
+            continue
+        if _RETRACTION_STRONG_RE.search(text, max(sent.start, start), sent.end):
+            return True
+        if sent.end > after and _RETRACTION_RE.search(text, max(sent.start, after), sent.end):
+            return True
+    return False
 
 
 def _trim_quote(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> str:

@@ -30,6 +30,13 @@ class InKernelSubmission:
         res.value, res.args_after = _decode_floats(res.value), _decode_floats(res.args_after)
         return res
 
+    def calls(self, target: str, arg_tuples):
+        """``call`` once per ``args`` (what the engine pipelines, run here one after the other)."""
+        return (self.call(target, *args) for args in list(arg_tuples))
+
+    def calls_with(self, target: str, cases):
+        return (self.call(target, *args, **kwargs) for args, kwargs in list(cases))
+
 
 def run_item(namespace: dict, assignment_dir: str, item_id: str) -> None:
     """All-or-nothing, like an nbgrader test cell: raise if any hidden test of ``item_id`` fails."""

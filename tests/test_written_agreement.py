@@ -31,21 +31,23 @@ def test_corpus_shape_and_labels_follow_the_rubric(assignment):
     items = agreement.written_items(assignment)
     parts = {part: agreement.corpus(assignment, part) for part in agreement.PARTS}
     ids = [a["id"] for answers in parts.values() for a in answers]
-    assert len(ids) == len(set(ids)), "answer ids are unique across both parts"
+    assert len(ids) == len(set(ids)), "answer ids are unique across all parts"
     for item_id, item in items.items():
         counts = {part: sum(a["item"] == item_id for a in answers) for part, answers in parts.items()}
-        total = sum(counts.values())
+        total = counts["tune"] + counts["heldout"]
         assert total >= 40, f"{assignment}/{item_id}: {total} labelled answers, need >= 40"
         assert 0.3 <= counts["heldout"] / total <= 0.4, f"{assignment}/{item_id}: held-out share {counts}"
+        assert counts["fresh"] >= 15, f"{assignment}/{item_id}: fresh held-out answers {counts}"
         points = {c["id"]: float(c["points"]) for c in item["criteria"]}
         steps = {c["id"]: float(c["points"]) / int(c.get("need", 1)) for c in item["criteria"]}
-        for answers in parts.values():
+        for part, answers in parts.items():
             for a in (a for a in answers if a["item"] == item_id):
                 assert set(a["labels"]) == set(points), f"{a['id']}: labels {sorted(a['labels'])}"
                 for cid, got in a["labels"].items():
-                    assert 0 <= got <= points[cid] and (got / steps[cid]).is_integer(), (
-                        f"{a['id']}/{cid}={got}"
-                    )
+                    # the fresh parts' author was asked for multiples of 0.5 (an instructor's partial
+                    # credit on a criterion); their labels are kept as given, never re-cut
+                    step = 0.5 if part.startswith("fresh") else steps[cid]
+                    assert 0 <= got <= points[cid] and (got / step).is_integer(), f"{a['id']}/{cid}={got}"
                 assert isinstance(a["answer"], str) and a["reason"].strip(), a["id"]
                 if a.get("negated"):
                     assert sum(a["labels"].values()) <= 0.5, f"{a['id']} is marked negated"
@@ -89,9 +91,10 @@ def test_metrics_can_fail():
     assert m["mae"] == 1.0
 
 
-def test_the_heldout_part_is_never_listed_answer_by_answer():
-    with pytest.raises(ValueError, match="held-out"):
-        agreement.disagreements("heldout")
+def test_the_heldout_parts_are_never_listed_answer_by_answer():
+    for part in ("heldout", "fresh"):
+        with pytest.raises(ValueError, match="held-out"):
+            agreement.disagreements(part)
 
 
 @pytest.mark.parametrize("assignment", agreement.ASSIGNMENTS)
