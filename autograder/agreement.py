@@ -1,9 +1,10 @@
 """How often the written-answer suggestions agree with a careful instructor, on the labelled corpus.
 
-The corpus lives in ``autograder/<assignment>/written_corpus/{tune,heldout,fresh}.yaml`` (format:
-``autograder/16-asymmetric-pipeline/written_corpus/README.md``). ``fresh`` is a second held-out part,
-written and labelled later by an author who never saw the scorer, its output or the other parts; it is
-reported, never a target (a target would invite tuning against it). For each part, per item and overall:
+The corpus lives in ``autograder/<assignment>/written_corpus/{tune,heldout,fresh,fresh2}.yaml`` (format:
+``autograder/16-asymmetric-pipeline/written_corpus/README.md``). ``fresh`` and ``fresh2`` were written
+and labelled later by authors who never saw the scorer, its output or the other parts. ``fresh`` was
+measured once unseen and has been tuning data since; ``fresh2`` is unseen. Both are reported, never
+targets (a target would invite tuning against them). For each part, per item and overall:
 
 * exact: suggestion == label; within: |suggestion - label| <= 0.5; MAE: mean |suggestion - label|;
 * over-credit: suggestion > label + 0.5; under-credit: suggestion < label - 0.5;
@@ -27,7 +28,7 @@ from autograder.written import suggest
 
 ROOT = Path(__file__).resolve().parent
 ASSIGNMENTS = ("16-asymmetric-pipeline", "03-load-imbalance")
-PARTS = ("tune", "heldout", "fresh")
+PARTS = ("tune", "heldout", "fresh", "fresh2")
 # Targets on the held-out part (issue 11); tests/test_written_agreement.py fails below them.
 TARGET_WITHIN = 0.90
 TARGET_ITEM_WITHIN = 0.80
@@ -120,14 +121,16 @@ def format_report(part: str, table: dict[str, dict[str, float]]) -> str:
 
 
 def disagreements(part: str) -> list[Scored]:
-    if part != "tune":
-        raise ValueError("only the tuning part is listed answer by answer; the held-out parts stay unseen")
+    if part not in ("tune", "fresh"):
+        raise ValueError("only the tuning parts are listed answer by answer; the held-out parts stay unseen")
     return [r for r in score_part(part) if abs(r.suggestion - r.label) > 1e-9]
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m autograder.agreement", description=__doc__.split("\n\n")[0])
-    p.add_argument("--show", choices=["tune"], help="list the tuning answers the scorer disagrees with")
+    p.add_argument(
+        "--show", choices=["tune", "fresh"], help="list the tuning answers the scorer disagrees with"
+    )
     args = p.parse_args(argv)
     if args.show:
         for r in disagreements(args.show):

@@ -144,7 +144,7 @@ def _load() -> str:
     return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def _class_scale(tmp: Path, base: Path, n: int, mode: str, target: float | None) -> None:
+def _class_scale(tmp: Path, base: Path, n: int, mode: str, target: float | None) -> float:
     from autograder.batch import Phases, default_jobs, grade_class
 
     subs = _scaled_class(base, tmp / f"class-{n}", n)
@@ -182,6 +182,7 @@ def _class_scale(tmp: Path, base: Path, n: int, mode: str, target: float | None)
     )
     for phase, seconds in sorted(sec.items(), key=lambda kv: -kv[1]):
         print(f"    main thread: {phase:34s} {seconds:6.2f} s  {seconds / wall:4.0%} of wall")
+    return wall
 
 
 def _machine_busy() -> float:
@@ -244,7 +245,14 @@ def main() -> None:
         base = build_sample_class(tmp / "demo")
         _time_engine(_scaled_class(base, tmp / "warm", 40), tmp / "warm-out", mode)  # imports, caches
         _cpu_per_submission(base, tmp, mode)
-        _class_scale(tmp, base, 300, mode, 15.0)
+        # this VM's CPU speed varies by +-15 % from run to run (the sandboxes' CPU seconds for the same
+        # class): the target is judged on the median of three runs, and each run is shown
+        walls = sorted(_class_scale(tmp / f"run{i}", base, 300, mode, 15.0) for i in range(3))
+        print(
+            f"  class of 300, three runs: {', '.join(f'{w:.2f}' for w in walls)} s; median {walls[1]:.2f} s = "
+            f"{300 / walls[1]:.1f} submissions/s: target < 15 s, >= 20/s "
+            f"{'met' if walls[1] < 15.0 else 'NOT met'}"
+        )
         _class_scale(tmp, base, 1000, mode, None)
 
         submissions = _honest_class(tmp / "class")

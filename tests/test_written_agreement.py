@@ -37,7 +37,9 @@ def test_corpus_shape_and_labels_follow_the_rubric(assignment):
         total = counts["tune"] + counts["heldout"]
         assert total >= 40, f"{assignment}/{item_id}: {total} labelled answers, need >= 40"
         assert 0.3 <= counts["heldout"] / total <= 0.4, f"{assignment}/{item_id}: held-out share {counts}"
-        assert counts["fresh"] >= 15, f"{assignment}/{item_id}: fresh held-out answers {counts}"
+        assert counts["fresh"] >= 15 and counts["fresh2"] >= 15, (
+            f"{assignment}/{item_id}: fresh parts {counts}"
+        )
         points = {c["id"]: float(c["points"]) for c in item["criteria"]}
         steps = {c["id"]: float(c["points"]) / int(c.get("need", 1)) for c in item["criteria"]}
         for part, answers in parts.items():
@@ -92,7 +94,7 @@ def test_metrics_can_fail():
 
 
 def test_the_heldout_parts_are_never_listed_answer_by_answer():
-    for part in ("heldout", "fresh"):
+    for part in ("heldout", "fresh2"):
         with pytest.raises(ValueError, match="held-out"):
             agreement.disagreements(part)
 
