@@ -13,9 +13,13 @@ formgrader pages show student text in the instructor's logged-in session. The re
   sandbox; release/collect/assign/feedback/editing students or assignments are not review). It also sets
   the :data:`CSP` header on every response.
 * :data:`CSP`: formgrader's pages use inline scripts and an inline ``onclick``, so ``'unsafe-inline'`` must
-  stay; what the policy does block is everything a script would need to reach beyond this server —
-  scripts, styles and fonts from anywhere but this server and the MathJax CDN nbconvert's template loads,
-  ``eval``, plugins, connections, images and frames from other origins, form posts elsewhere, ``<base>``.
+  stay, and MathJax 2 evaluates the page's ``text/x-mathjax-config`` block, so ``'unsafe-eval'`` must too
+  (without it no formula was typeset and formgrader's own start-up, which waits for MathJax, never ran:
+  ``tests/browser/test_hostile_review.py`` typesets the hostile page with the real MathJax). Neither lets
+  in a script that was not already running. What the policy does block is everything a script would need
+  to reach beyond this server — scripts, styles and fonts from anywhere but this server and the MathJax
+  CDN nbconvert's template loads, plugins, connections, images and frames from other origins, form posts
+  elsewhere, ``<base>``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ MATHJAX_ORIGIN = "https://cdnjs.cloudflare.com"
 CSP = "; ".join(
     [
         "default-src 'self'",
-        f"script-src 'self' 'unsafe-inline' {MATHJAX_ORIGIN}",
+        f"script-src 'self' 'unsafe-inline' 'unsafe-eval' {MATHJAX_ORIGIN}",
         f"style-src 'self' 'unsafe-inline' {MATHJAX_ORIGIN}",
         f"font-src 'self' data: {MATHJAX_ORIGIN}",
         "img-src 'self' data:",

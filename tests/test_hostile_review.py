@@ -21,6 +21,7 @@ import pytest
 from autograder import formgrader, gradebook
 from autograder.engine import AUTOGRADER_DIR, ROOT, load_assignment, zero_items
 from autograder.results import SubmissionResult
+from autograder.review_server import MATHJAX_ORIGIN
 
 REPO = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "16-asymmetric-pipeline"
@@ -205,7 +206,9 @@ def test_review_server_exposes_review_only(reviewed):
         )
         with urllib.request.urlopen(req, timeout=10) as resp:
             csp = resp.headers.get("Content-Security-Policy", "")
-        assert "connect-src 'self'" in csp and "object-src 'none'" in csp and "'unsafe-eval'" not in csp
+        assert "connect-src 'self'" in csp and "object-src 'none'" in csp and "form-action 'self'" in csp
+        script_src = next(d for d in csp.split("; ") if d.startswith("script-src"))
+        assert script_src.split()[1:] == ["'self'", "'unsafe-inline'", "'unsafe-eval'", MATHJAX_ORIGIN]
     finally:
         server.stop()
 

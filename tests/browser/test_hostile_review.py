@@ -9,10 +9,10 @@ would; the instructor opens the submission (and clicks every link in it) and the
 
 Passes when: no payload ran (no request it would make, no dialog, no record), no file was written in OUT,
 the server has no terminal (or any other) child process, no active element or attribute is in the page,
-and the page still works (markdown rendered, the formula's TeX intact for MathJax, the grading boxes
-filled by formgrader's own scripts under the Content-Security-Policy). MathJax itself is not loaded here
-(nbconvert's template takes it from a CDN, offline in tests); that active TeX never reaches it is checked
-on the rendered page in ``tests/test_hostile_review.py``.
+and the page still works (markdown rendered, formulas typeset by MathJax, the grading boxes filled by
+formgrader's own scripts under the Content-Security-Policy). MathJax is the real one nbconvert's template
+asks its CDN for (2.7.7, served from npm's pinned tarball: the CDN is offline here), so the MathJax
+vectors (``\\href``, ``\\class``/``\\style``, ``\\require``, macros) are typeset, not just left as text.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def children_of(pid: int) -> list[str]:
     return names
 
 
-def test_hostile_submission_is_inert_in_formgrader(hostile_class, page, artifacts, steps):
+def test_hostile_submission_is_inert_in_formgrader(hostile_class, page, artifacts, steps, mathjax_served):
     out, server = hostile_class
     steps("hostile class graded, formgrader ready")
     attempts: list[str] = []
@@ -103,6 +103,13 @@ def test_hostile_submission_is_inert_in_formgrader(hostile_class, page, artifact
     submission = next(n["id"] for n in notebooks if n["student"] == "mallory")
     page.goto(f"{server.base}/formgrader/submissions/{submission}/")
     page.wait_for_timeout(3_000)  # onerror/onload handlers, refreshes and their requests have run by now
+    # MathJax typesets every formula, the hostile ones included, before anything is judged
+    page.wait_for_function(
+        "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+        " && document.querySelectorAll('.MathJax_CHTML').length > 0",
+        timeout=60_000,
+    )
+    page.wait_for_timeout(1_000)
     container = page.locator("#notebook-container").first
     if "/formgrader/submissions/" in page.url:
         # the instructor clicks every link in the submission that would run something where it is
@@ -129,12 +136,17 @@ def test_hostile_submission_is_inert_in_formgrader(hostile_class, page, artifact
         return {k: v for k, v in found.items() if v}
 
     assert evidence() == {}
-    assert re.search(rf"/formgrader/submissions/{submission}/?$", page.url), page.url  # no redirect
+    # no redirect: formgrader's own script only records the selected grading box (?index=N) once MathJax
+    # has finished
+    assert re.search(rf"/formgrader/submissions/{submission}/?(?:\?index=\d+)?$", page.url), page.url
     # formgrader's own scripts still work under the CSP: they fill the comment box from the gradebook
     expect(page.locator("#q1-comment")).not_to_have_value("", timeout=30_000)
     active = container.evaluate(
         """(root, sel) => {
-          const found = [...root.querySelectorAll(sel)].map(e => e.tagName);
+          // MathJax 2 keeps each formula's TeX in an inert <script type="math/tex"> (data, never run)
+          const found = [...root.querySelectorAll(sel)]
+            .filter(e => !(e.tagName === 'SCRIPT' && e.type.startsWith('math/tex')))
+            .map(e => e.tagName);
           for (const e of root.querySelectorAll('*')) {
             for (const a of e.attributes) {
               const v = a.value.trim().toLowerCase();
@@ -151,7 +163,12 @@ def test_hostile_submission_is_inert_in_formgrader(hostile_class, page, artifact
     assert active == [], active
     answer = page.locator(".nbgrader_cell", has=page.locator("#q1")).first
     expect(answer.locator("strong", has_text="慢 stage")).to_be_visible()  # ordinary markdown renders
-    expect(answer).to_contain_text(FORMULA)  # the formula reaches MathJax as TeX (its CDN is offline here)
+    # the student's formula is typeset (MathJax kept its TeX in the math/tex script beside it)
+    expect(answer.locator(".MathJax_CHTML").first).to_be_visible()
+    assert FORMULA.strip("$") in answer.locator('script[type^="math/tex"]').first.text_content()
+    assert "MathJax.js" in mathjax_served and any(
+        p.startswith("jax/output/CommonHTML") for p in mathjax_served
+    )
 
     feedback = out / "feedback" / "mallory" / f"{ASSIGNMENT}.html"
     page.goto(feedback.as_uri())
