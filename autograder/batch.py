@@ -172,8 +172,8 @@ def default_jobs() -> int:
     """Sandboxes graded at once: one more than the cores. A grading thread alternates between its
     sandbox (running the student's code) and the grader's own Python (the hidden tests' checks, under
     one interpreter lock), so with one thread per core a core sits idle whenever a thread waits for the
-    lock; one extra thread fills that gap (``make bench``: 300 submissions on 2 cores, 2 threads
-    16.4 s, 3 threads 14.9 s, 4 threads 16.2 s)."""
+    lock; one extra thread fills that gap. Compare with ``BENCH_JOBS=N make bench`` (one-off runs of
+    its class of 300 on 2 cores: 2 threads 16.4 s, 3 threads 14.9 s, 4 threads 16.2 s)."""
     return (os.cpu_count() or 1) + 1
 
 
@@ -210,7 +210,7 @@ def grade_class(
         raise SystemExit(f"error: {exc}") from None
     # What is loaded by now (libraries, rubrics, hidden tests) lives as long as the batch: frozen, the
     # collector's full passes skip it (they took ~130 ms each, ten per 300 submissions, under the lock
-    # every grading thread needs)
+    # every grading thread needs; measured once with gc.callbacks)
     gc.collect()
     gc.freeze()
     try:

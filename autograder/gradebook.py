@@ -371,16 +371,12 @@ def _fmt(x: float | None) -> str:
 
 def _answer_sources(nb_path: Path) -> dict[str, str]:
     """grade_id -> source of the manually graded answer cells of a notebook ({} if unreadable/missing)."""
-    from .notebook import UnreadableNotebook, read_notebook_bytes
-
-    try:  # capped, and its text made encodable (lone surrogates, NUL)
-        return _answers_in(read_notebook_bytes(nb_path))
-    except (OSError, ValueError, UnreadableNotebook):
-        return {}
+    return _answers_in(_parsed(nb_path) or {})
 
 
 def _parsed(nb_path: Path) -> dict | None:
-    """The notebook parsed as the grader reads it (capped, text made encodable), or None if unreadable."""
+    """The notebook parsed as the grader reads it (capped, its text made encodable: lone surrogates,
+    NUL), or None if it is missing or unreadable."""
     from .notebook import UnreadableNotebook, read_notebook_bytes
 
     try:
@@ -681,7 +677,7 @@ def _record_assignment(conn, assignment_id: str, pending: list[_Pending]) -> Non
             grade = grades[(snb_id, grade_cells[item.id])]
             if item.kind == "written":
                 _apply_written(p, item, grade, comments.get((snb_id, solution_cells.get(item.id))))
-                p.confirmed[item.id] = _confirmed_value(grade)
+                p.confirmed[item.id] = confirmed_value(grade)
             else:
                 _apply_code(item, grade, comments[(snb_id, grade_cells[item.id])])
     _update_many(
@@ -758,18 +754,14 @@ def record_many(
         submitted, dest = Path(path), _autograded_path(out, result)
         source_nb = sources / result.assignment_id / f"{notebook_id_of(result.notebook)}.ipynb"
         parsed = _parsed(submitted)  # read once: its answers and its review copy come from the same parse
-        review = (
-            review_copy.build(parsed, source_nb)
-            if parsed is not None
-            else review_copy.unreadable(result.status)
-        )
+        review = review_copy.of_submission(parsed, source_nb, result.status)
         pending.append(
             _Pending(
                 result,
                 submitted,
                 dest,
                 _answer_sources(dest),
-                _answers_in(parsed) if parsed is not None else {},
+                _answers_in(parsed or {}),
                 _read_timestamp(submitted),
                 review,
                 _answers_in(review),
@@ -812,7 +804,7 @@ def record(out_dir: Path | str, result: SubmissionResult, submitted_notebook_pat
     return record_many(out_dir, [(result, submitted_notebook_path)])[0]
 
 
-def _confirmed_value(grade: dict) -> float | None:
+def confirmed_value(grade: dict) -> float | None:
     """The instructor's score of a written cell (a grade row), or None while it still needs manual grading."""
     if grade["manual_score"] is None or grade["needs_manual_grade"]:
         return None
@@ -891,5 +883,5 @@ def confirmed_scores_many(
                 cell = written[r["cell_id"]]
                 key = (cell["assignment"], r["student_id"])
                 if key in out:
-                    out[key][cell["name"]] = _confirmed_value(r)
+                    out[key][cell["name"]] = confirmed_value(r)
     return out

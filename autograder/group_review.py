@@ -121,7 +121,7 @@ def _gradebook_state(out: Path, assignment_id: str) -> dict[tuple[str, str], tup
         )
         for student, cell, manual, extra, needs, snb_id in rows:
             grade = {"manual_score": manual, "extra_credit": extra, "needs_manual_grade": needs}
-            state[(student, cell)] = (gradebook._confirmed_value(grade), snb_id)
+            state[(student, cell)] = (gradebook.confirmed_value(grade), snb_id)
     return state
 
 
@@ -279,7 +279,7 @@ def confirm_group(
                     f"{student} has no gradebook entry for {assignment_id}/{item_id}: regrade first"
                 )
             as_row = {k: getattr(grade, k) for k in ("manual_score", "extra_credit", "needs_manual_grade")}
-            if gradebook._confirmed_value(as_row) is not None and not overwrite:
+            if gradebook.confirmed_value(as_row) is not None and not overwrite:
                 kept.append(student)
                 continue
             grade.manual_score = score

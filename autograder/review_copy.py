@@ -217,15 +217,7 @@ def unreadable(status: str):
     return nb
 
 
-def build_from_file(submitted: Path | str, source_path: Path | str, status: str):
-    """:func:`build` on a submission file, or :func:`unreadable` when it cannot be read as a notebook."""
-    import nbformat
-
-    try:  # nbformat's reader and converter without its schema validation (only warns, costs 10 ms)
-        data = json.loads(Path(submitted).read_text(encoding="utf-8"))
-        if not (isinstance(data, dict) and data.get("nbformat") == 4 and isinstance(data.get("cells"), list)):
-            data = nbformat.convert(nbformat.from_dict(data), 4)  # older formats, or nbformat's own error
-        parsed = data  # plain dicts for v4: build() only reads them (NotebookNode conversion cost ~10 ms)
-    except Exception:  # noqa: BLE001 - any parse failure means "not a notebook"
-        return unreadable(status)
-    return build(parsed, source_path)
+def of_submission(parsed: dict | None, source_path: Path | str, status: str):
+    """:func:`build` on a submission as the grader parsed it (``notebook.read_notebook_bytes``), or
+    :func:`unreadable` when it could not be read as a notebook (``parsed`` is None)."""
+    return unreadable(status) if parsed is None else build(parsed, source_path)

@@ -543,20 +543,19 @@ class Worker:
         time limit, ``timeout()`` seconds from when the grader starts waiting for it (never less than
         the child had: it starts a call only after answering the one before). A timeout or a crash
         raises at that call, as a sequential loop would. A caller that stops early (a check failed)
-        leaves answers owed: the child is reaped, and the next call starts a fresh one."""
+        leaves answers owed: they are drained (``_drain``), or else the child is reaped and the next
+        call starts a fresh one."""
         if self.chan is None:
             raise WorkerCrashed("进程已不在")
-        pending = deque()  # ids sent, not yet answered
-        queued = iter(enumerate(calls))
-        in_flight_bytes = [0]
-        sizes: dict[int, int] = {}
+        pending: deque[tuple[int, int]] = deque()  # (id, request bytes) sent, not yet answered
+        queued = iter(calls)
 
         def fill() -> None:
-            while len(pending) < PIPELINE_WINDOW and (not pending or in_flight_bytes[0] < PIPELINE_BYTES):
+            while len(pending) < PIPELINE_WINDOW and sum(size for _, size in pending) < PIPELINE_BYTES:
                 nxt = next(queued, None)
                 if nxt is None:
                     return
-                index, (args, kwargs) = nxt
+                args, kwargs = nxt
                 self._serial += 1
                 request = {
                     "op": "call",
@@ -565,9 +564,7 @@ class Worker:
                     "args": [encode_arg(a) for a in args],
                     "kwargs": {k: encode_arg(v) for k, v in kwargs.items()},
                 }
-                sizes[self._serial] = _send(self.chan, request)
-                in_flight_bytes[0] += sizes[self._serial]
-                pending.append(self._serial)
+                pending.append((self._serial, _send(self.chan, request)))
 
         done = False
         try:
@@ -576,7 +573,7 @@ class Worker:
             except OSError:
                 pass  # the child is gone: the first answer below reports it
             while pending:
-                expected = pending[0]
+                expected, _ = pending[0]
                 limit = timeout()
                 try:
                     answer, body = _recv(self.chan, timeout=limit, with_body=True) or (None, b"")
@@ -597,7 +594,6 @@ class Worker:
                     report = self.reap()
                     raise WorkerCrashed(_crash_text(report, target))
                 pending.popleft()
-                in_flight_bytes[0] -= sizes.pop(expected)
                 try:
                     fill()
                 except OSError:
@@ -615,7 +611,7 @@ class Worker:
         try:
             while pending:
                 answer = _recv(self.chan, timeout=max(0.0, deadline - time.monotonic()))
-                if not isinstance(answer, dict) or answer.get("id") != pending.popleft():
+                if not isinstance(answer, dict) or answer.get("id") != pending.popleft()[0]:
                     return False
         except (OSError, TimeoutError):
             return False

@@ -127,6 +127,7 @@ def _nbgrader_scores(course: Path, assignments) -> dict[tuple[str, str], dict[st
     return scores
 
 
+# BENCH_JOBS: grade the scaled classes with this many sandboxes instead of the default (cores + 1)
 JOBS = int(os.environ["BENCH_JOBS"]) if os.environ.get("BENCH_JOBS") else None
 SLOW = ("infinite-loop", "solver-exponential")  # run into a time limit on purpose
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import review_copy
+from autograder.notebook import read_notebook_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "solutions" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb"
@@ -36,9 +37,9 @@ def test_review_copy_is_schema_valid_and_deterministic(tmp_path):
     ]
     path = tmp_path / "sub.ipynb"
     path.write_text(json.dumps(submission, ensure_ascii=False), encoding="utf-8")
-    first = review_copy.build_from_file(path, SOURCE, "ok")
+    first = review_copy.of_submission(read_notebook_bytes(path), SOURCE, "ok")
     nbformat.validate(first)
-    again = review_copy.build_from_file(path, SOURCE, "ok")
+    again = review_copy.of_submission(read_notebook_bytes(path), SOURCE, "ok")
     assert nbformat.v4.writes_json(first) == nbformat.v4.writes_json(again)
     assert len({c["id"] for c in first.cells}) == len(first.cells)
     nbformat.validate(review_copy.unreadable("unreadable: truncated"))
