@@ -6,7 +6,6 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-ASSIGNMENTS := 16-asymmetric-pipeline 03-load-imbalance
 SUBMISSIONS ?= submitted
 OUT ?= build/grading
 ISOLATION ?= bwrap
@@ -21,12 +20,12 @@ help:
 	@echo "make test     the whole test-suite (what CI runs)"
 	@echo "make lab      open JupyterLab on lessons/"
 	@echo "make check NB=lessons/<lesson>/<nb>.ipynb   students: can the grader grade it? (selfcheck)"
-	@echo "make release  regenerate lessons/ from solutions/ with nbgrader"
+	@echo "make release [LESSON=id]  regenerate lessons/ (and each 评分表) from solutions/ with nbgrader"
 	@echo "make grade SUBMISSIONS=dir [OUT=dir]   grade a real class (needs bubblewrap;"
 	@echo "                         ISOLATION=none grades without a sandbox: see SECURITY.md)"
 	@echo "make export [OUT=dir]    final CSV after review in formgrader"
 	@echo "make formgrader [OUT=dir]  review written answers in nbgrader's formgrader"
-	@echo "make gradescope [ASSIGNMENT=id]  Gradescope autograder zips in dist/ (docs/SCALING.md)"
+	@echo "make gradescope [LESSON=id]  Gradescope autograder zips in dist/ (docs/SCALING.md)"
 	@echo "make bench    speed figures (engine vs nbgrader autograde, pipelab)"
 
 $(STAMP): pyproject.toml jupyter-config/autograder.json
@@ -51,17 +50,16 @@ check: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make check NB=lessons/<lesson>/<notebook>.ipynb"; exit 2; }
 	$(PY) -m autograder selfcheck "$(NB)"
 
+# every lesson of the registry (autograder/lessons/*/rubric.yaml), or LESSON=<id> for one
+LESSON ?=
 release: $(STAMP)
-	$(PY) -m autograder.scoring_table $(ASSIGNMENTS)
-	$(PY) -m autograder.release $(ASSIGNMENTS)
+	$(PY) -m autograder.release $(LESSON)
 
 check-release: $(STAMP)
-	$(PY) -m autograder.scoring_table --check $(ASSIGNMENTS)
-	$(PY) -m autograder.release --check $(ASSIGNMENTS)
+	$(PY) -m autograder.release --check $(LESSON)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
 	$(BIN)/ruff format --check .
 
 test: $(STAMP)
@@ -81,9 +79,8 @@ export: $(STAMP)
 formgrader: $(STAMP)
 	$(PY) -m autograder formgrader --out $(OUT)
 
-ASSIGNMENT ?= $(ASSIGNMENTS)
 gradescope: $(STAMP)
-	for a in $(ASSIGNMENT); do $(PY) -m autograder gradescope $$a --out dist || exit 1; done
+	$(PY) -m autograder gradescope $(LESSON) --out dist
 
 bench: $(STAMP)
 	$(PY) -m bench

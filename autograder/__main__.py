@@ -163,17 +163,19 @@ def _export_lms(args) -> int:
 
 
 def cmd_gradescope(args) -> int:
+    from .core.registry import lessons
     from .gradescope import build
 
-    path = build(
-        args.assignment,
-        Path(args.out),
-        isolation=args.isolation,
-        visibility=args.visibility,
-        written_visibility=args.written_visibility,
-        address_space_mb=args.address_space_mb,
-    )
-    print(path)
+    for assignment in args.assignment or list(lessons()):
+        path = build(
+            assignment,
+            Path(args.out),
+            isolation=args.isolation,
+            visibility=args.visibility,
+            written_visibility=args.written_visibility,
+            address_space_mb=args.address_space_mb,
+        )
+        print(path)
     return 0
 
 
@@ -246,14 +248,16 @@ def cmd_collect(args) -> int:
 
 def cmd_check(args) -> int:
     """Validate rubrics and hidden tests of every assignment (what an instructor runs after editing)."""
-    from .batch import known_assignments
-    from .engine import RubricError, load_assignment
+    from .core.registry import lesson_dirs
+    from .core.rubric import RubricError
+    from .engine import load_assignment
 
     bad = 0
-    for name, directory in known_assignments().items():
+    for directory in lesson_dirs():
+        name = directory.name
         try:
             a = load_assignment(directory)
-            print(f"ok  {name}: {len(a.tests)} hidden tests, items {[it['id'] for it in a.items]}")
+            print(f"ok  {name}: {len(a.tests)} hidden tests, items {[it.id for it in a.items]}")
         except RubricError as exc:
             bad += 1
             print(f"BAD {name}: {exc}")
@@ -319,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         "--column",
         action="append",
         metavar="ASSIGNMENT=NAME",
-        help="LMS column name of an assignment, e.g. '16-asymmetric-pipeline=Lesson 16 (4711)'",
+        help="LMS column name of an assignment, e.g. '<lesson-id>=Lesson 16 (4711)'",
     )
     e.add_argument(
         "--moodle-id",
@@ -370,9 +374,9 @@ def main(argv: list[str] | None = None) -> int:
     c.set_defaults(func=cmd_collect)
 
     gs = sub.add_parser(
-        "gradescope", help="build ASSIGNMENT's Gradescope autograder zip (see docs/SCALING.md)"
+        "gradescope", help="build each LESSON's Gradescope autograder zip (see docs/SCALING.md)"
     )
-    gs.add_argument("assignment")
+    gs.add_argument("assignment", nargs="*", metavar="LESSON", help="default: every lesson")
     gs.add_argument("--out", default="dist", help="directory for <assignment>-gradescope.zip")
     gs.add_argument(
         "--isolation",

@@ -1,7 +1,7 @@
 """How often the written-answer suggestions agree with a careful instructor, on the labelled corpus.
 
-The corpus lives in ``autograder/<assignment>/written_corpus/{tune,heldout,fresh,fresh2}.yaml`` (format:
-``autograder/16-asymmetric-pipeline/written_corpus/README.md``). ``fresh`` and ``fresh2`` were written
+The corpus lives in ``autograder/lessons/<lesson>/written_corpus/<part>.yaml`` (format: the README.md
+beside it); a lesson without a corpus, or without a part, is simply not measured there. ``fresh`` and ``fresh2`` were written
 and labelled later by authors who never saw the scorer, its output or the other parts. ``fresh`` was
 measured once unseen and has been tuning data since; ``fresh2`` is unseen. Both are reported, never
 targets (a target would invite tuning against them). For each part, per item and overall:
@@ -20,14 +20,12 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import yaml
 
+from autograder.core.registry import lessons
 from autograder.written import suggest
 
-ROOT = Path(__file__).resolve().parent
-ASSIGNMENTS = ("16-asymmetric-pipeline", "03-load-imbalance")
 PARTS = ("tune", "heldout", "fresh", "fresh2")
 # Targets on the held-out part (issue 11); tests/test_written_agreement.py fails below them.
 TARGET_WITHIN = 0.90
@@ -52,7 +50,10 @@ class Scored:
 
 def corpus(assignment: str, part: str) -> list[dict]:
     """The labelled answers of one part of an assignment's corpus."""
-    data = yaml.safe_load((ROOT / assignment / "written_corpus" / f"{part}.yaml").read_text(encoding="utf-8"))
+    path = lessons()[assignment].corpus / f"{part}.yaml"
+    if not path.is_file():
+        return []
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if data.get("part") != part or data.get("lesson") != assignment:
         raise ValueError(
             f"{assignment}/{part}: the file says lesson={data.get('lesson')} part={data.get('part')}"
@@ -60,14 +61,19 @@ def corpus(assignment: str, part: str) -> list[dict]:
     return data["answers"]
 
 
+def corpus_lessons() -> tuple[str, ...]:
+    """The lessons that have a written corpus."""
+    return tuple(lid for lid, found in lessons().items() if found.corpus.is_dir())
+
+
 def written_items(assignment: str) -> dict[str, dict]:
-    rubric = yaml.safe_load((ROOT / assignment / "rubric.yaml").read_text(encoding="utf-8"))
-    return {it["id"]: it for it in rubric["items"] if it["kind"] == "written"}
+    """The lesson's written items as the scorer reads them (their rubric entries)."""
+    return {it.id: it.spec for it in lessons()[assignment].rubric.written_items}
 
 
-def score_part(part: str, assignments: tuple[str, ...] = ASSIGNMENTS) -> list[Scored]:
+def score_part(part: str, assignments: tuple[str, ...] | None = None) -> list[Scored]:
     rows = []
-    for assignment in assignments:
+    for assignment in corpus_lessons() if assignments is None else assignments:
         items = written_items(assignment)
         for a in corpus(assignment, part):
             s = suggest(a["answer"], items[a["item"]])

@@ -12,7 +12,6 @@ sandboxes and their temporary folders are removed.
 
 from __future__ import annotations
 
-import functools
 import gc
 import os
 import sys
@@ -22,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import feedback, gradebook
+from .core.layout import REPO
+from .core.registry import lessons
+from .core.rubric import RubricError
 from .engine import (
-    AUTOGRADER_DIR,
-    ROOT,
     Assignment,
-    RubricError,
     grade_notebook,
     load_assignment,
     shutdown_workers,
@@ -48,10 +47,6 @@ class Job:
     problem: str = ""
 
 
-def known_assignments() -> dict[str, Path]:
-    return {p.parent.name: p.parent for p in sorted(AUTOGRADER_DIR.glob("*/rubric.yaml"))}
-
-
 def _folders(path: Path) -> list[Path]:
     return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
 
@@ -64,7 +59,7 @@ def discover(submissions: Path, only: list[str] | None = None) -> list[Job]:
         raise SystemExit(
             f"error: {submissions} is not a directory (expected <student>/<assignment>/<nb>.ipynb)"
         )
-    assignments = known_assignments()
+    assignments = lessons()
     jobs = []
     for student in _folders(submissions):
         sid = display_id(student.name)
@@ -91,7 +86,7 @@ def discover(submissions: Path, only: list[str] | None = None) -> list[Job]:
             if folder.name not in assignments:
                 jobs.append(Job(sid, aid, None, f"unknown assignment '{folder.name}'"))
                 continue
-            rubric_nb = _rubric_notebook(assignments[folder.name])
+            rubric_nb = assignments[folder.name].notebook
             path = folder / f"{rubric_nb}.ipynb"
             if path.is_symlink():
                 jobs.append(Job(sid, aid, None, "unreadable: the notebook is a symlink"))
@@ -104,13 +99,6 @@ def discover(submissions: Path, only: list[str] | None = None) -> list[Job]:
             else:
                 jobs.append(Job(sid, aid, path))
     return jobs
-
-
-@functools.cache
-def _rubric_notebook(directory: Path) -> str:
-    import yaml
-
-    return yaml.safe_load((directory / "rubric.yaml").read_text(encoding="utf-8"))["notebook"]
 
 
 class Progress:
@@ -254,13 +242,13 @@ def _grade_class(
     work = discover(submissions, only)
     if shard is not None:
         work = [job for job in work if shard.holds(job.student_id)]
-    gradebook.prepare_course_dir(out, ROOT)
+    gradebook.prepare_course_dir(out, REPO.root)
     policies = _late_policies(out, course)
     assignments: dict[str, Assignment] = {}
     for job in work:
         if job.path is not None and job.assignment_id not in assignments:
             try:
-                assignments[job.assignment_id] = load_assignment(known_assignments()[job.assignment_id])
+                assignments[job.assignment_id] = load_assignment(lessons()[job.assignment_id].directory)
             except RubricError as exc:
                 raise SystemExit(f"error: {exc}") from None
     for a in assignments.values():

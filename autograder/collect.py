@@ -74,11 +74,11 @@ class Candidate:
 def _notebook_name(assignment: str) -> str:
     """The rubric's notebook name for ``assignment`` (``<name>.ipynb``); the entry's own name otherwise."""
     try:
-        from .batch import _rubric_notebook, known_assignments
+        from .core.registry import lessons
 
-        known = known_assignments()
+        known = lessons()
         if assignment in known:
-            return _rubric_notebook(known[assignment]) + ".ipynb"
+            return known[assignment].notebook + ".ipynb"
     except Exception:  # noqa: BLE001 - collect works without a rubric too
         pass
     return ""

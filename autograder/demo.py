@@ -1,5 +1,5 @@
 """Build a sample class from the releases, the reference and each assignment's catalogue of typical
-mistakes (``autograder/<assignment>/mistakes/*.py``). Nothing here knows a lesson: every submission is
+mistakes (``autograder/lessons/<lesson>/mistakes/*.py``). Nothing here knows a lesson: every submission is
 derived from the release notebook, the source notebook's reference answers and the rubric."""
 
 from __future__ import annotations
@@ -10,10 +10,8 @@ import re
 import shutil
 from pathlib import Path
 
-import yaml
-
-from .batch import known_assignments
-from .engine import LESSONS_DIR, SOLUTIONS_DIR
+from .core.registry import Lesson, lesson_of, lessons
+from .core.rubric import Rubric
 from .notebook import SourceInfo, neutralise_magics
 
 EXPECT = re.compile(r"^#\s*expect:\s*(.*)$", re.M)
@@ -34,10 +32,9 @@ def parse_expectations(code: str) -> dict[str, float]:
 
 def reference_cells(assignment_dir: Path) -> dict[str, str]:
     """The reference implementation, from its one source: the solution code cells of the assignment's
-    source notebook (``solutions/<assignment>/<notebook>.ipynb``, named by ``assignment_dir``'s rubric),
-    {grade_id: code} in notebook order, IPython lines commented out as the grader does."""
-    rubric = yaml.safe_load((Path(assignment_dir) / "rubric.yaml").read_text(encoding="utf-8"))
-    source = SourceInfo.from_notebook(SOLUTIONS_DIR / rubric["assignment"] / (rubric["notebook"] + ".ipynb"))
+    source notebook (``solutions/<lesson>/<notebook>.ipynb`` of the lesson whose data folder is
+    ``assignment_dir``), {grade_id: code} in notebook order, IPython lines commented out as the grader does."""
+    source = SourceInfo.from_notebook(lesson_of(assignment_dir).source)
     return {
         c.grade_id: neutralise_magics(c.source)[0]
         for c in source.cells
@@ -103,13 +100,12 @@ def reference_answers(source: dict) -> dict[str, str]:
     return out
 
 
-def keyword_answers(rubric: dict) -> dict[str, str]:
+def keyword_answers(rubric: Rubric) -> dict[str, str]:
     """Answers that list every concept's name without explaining anything."""
     out = {}
-    for it in rubric["items"]:
-        if it["kind"] == "written":
-            names = [c["name"] for cr in it.get("criteria", []) for c in cr.get("concepts", [])]
-            out[it["id"]] = "、".join(names)
+    for it in rubric.written_items:
+        names = [c["name"] for cr in it.criteria for c in cr.get("concepts", [])]
+        out[it.id] = "、".join(names)
     return out
 
 
@@ -129,14 +125,17 @@ def build_sample_class(dest: Path) -> Path:
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    for assignment_id, directory in known_assignments().items():
-        rubric = yaml.safe_load((directory / "rubric.yaml").read_text(encoding="utf-8"))
-        nb_name = rubric["notebook"] + ".ipynb"
-        release_path = LESSONS_DIR / assignment_id / nb_name
-        source_path = SOLUTIONS_DIR / assignment_id / nb_name
-        if not release_path.is_file() or not source_path.is_file():
-            continue
-        release, source = _load(release_path), _load(source_path)
+    for found in lessons().values():
+        sample_class_of(found, dest)
+    return dest
+
+
+def sample_class_of(found: Lesson, dest: Path) -> None:
+    """One lesson's part of the sample class (``build_sample_class``), under ``dest``."""
+    assignment_id, directory, rubric = found.id, found.directory, found.rubric
+    nb_name = rubric.notebook + ".ipynb"
+    if found.release.is_file() and found.source.is_file():
+        release, source = _load(found.release), _load(found.source)
         ref_answers = reference_answers(source)
         variants = [ref_answers, first_sentence_answers(ref_answers), keyword_answers(rubric), {}]
         students: list[tuple[str, dict | bytes]] = []
@@ -167,4 +166,3 @@ def build_sample_class(dest: Path) -> Path:
                 path.write_bytes(nb)
             else:
                 _write(path, nb)
-    return dest

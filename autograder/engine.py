@@ -19,23 +19,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from .core.layout import REPO, Layout
+from .core.registry import lesson as registry_lesson
+from .core.rubric import Item, Rubric, RubricError, load_rubric
 from .notebook import Extracted, SourceInfo, UnreadableNotebook, extract
 from .results import EXECUTED, STATIC_REVIEW, ItemResult, SubmissionResult, TestOutcome
 from .sandbox import Limits, Worker
 from .testing import CallTimeout, Result, WorkerCrashed, recording_parts
 
-ROOT = Path(__file__).resolve().parent.parent
-AUTOGRADER_DIR = ROOT / "autograder"
-LESSONS_DIR = ROOT / "lessons"
-SOLUTIONS_DIR = ROOT / "solutions"
 ENGINE_VERSION = "1"
 LOAD_FAILED = "your code could not be loaded: "
-
-
-class RubricError(Exception):
-    """The rubric or the hidden tests of an assignment are inconsistent (an instructor's error)."""
 
 
 @dataclass
@@ -55,7 +48,7 @@ class Assignment:
 
     id: str
     directory: Path
-    rubric: dict
+    rubric: Rubric
     tests: list[HiddenTest]
     release: Path
     source: Path
@@ -65,32 +58,30 @@ class Assignment:
 
     @property
     def notebook(self) -> str:
-        return self.rubric["notebook"]
+        return self.rubric.notebook
 
     @property
-    def items(self) -> list[dict]:
-        return self.rubric["items"]
+    def items(self) -> tuple[Item, ...]:
+        return self.rubric.items
 
     @property
     def written_ids(self) -> list[str]:
-        return [it["id"] for it in self.items if it["kind"] == "written"]
+        return self.rubric.written_ids
 
     @property
     def pass_line(self) -> float:
-        return float(self.rubric.get("pass_line", 0))
+        return self.rubric.pass_line
 
     @classmethod
     def load(cls, directory: Path, release: Path | None = None, source: Path | None = None) -> Assignment:
+        """The lesson data folder ``directory`` (``autograder/lessons/<id>/`` of some repository layout);
+        ``release`` and ``source`` default to that layout's notebooks of the lesson."""
         directory = Path(directory).resolve()
         rubric_path = directory / "rubric.yaml"
-        if not rubric_path.is_file():
-            raise RubricError(f"{directory} has no rubric.yaml")
-        rubric = yaml.safe_load(rubric_path.read_text(encoding="utf-8"))
-        _check_rubric(rubric, rubric_path)
-        assignment_id = rubric["assignment"]
-        nb_name = rubric["notebook"] + ".ipynb"
-        release = release or LESSONS_DIR / assignment_id / nb_name
-        source = source or SOLUTIONS_DIR / assignment_id / nb_name
+        rubric = load_rubric(rubric_path)
+        layout = Layout(directory.parents[2]) if len(directory.parents) > 2 else REPO
+        release = release or layout.release_notebook(rubric.assignment, rubric.notebook)
+        source = source or layout.source_notebook(rubric.assignment, rubric.notebook)
         if not release.is_file():
             raise RubricError(f"release notebook {release} is missing (run `make release`)")
         tests = _load_tests(directory, rubric)
@@ -98,58 +89,20 @@ class Assignment:
         for path in sorted(directory.glob("*.py")) + [rubric_path, release]:
             digest.update(path.read_bytes())
         return cls(
-            id=assignment_id,
+            id=rubric.assignment,
             directory=directory,
             rubric=rubric,
             tests=tests,
             release=release,
             source=source,
             cells=SourceInfo.from_notebook(release),
-            limits=Limits.from_rubric(rubric.get("limits")),
+            limits=Limits.from_rubric(rubric.limits),
             fingerprint=digest.hexdigest()[:16],
         )
 
 
-def _check_rubric(rubric: dict, path: Path) -> None:
-    for key in ("assignment", "notebook", "items"):
-        if key not in rubric:
-            raise RubricError(f"{path}: missing '{key}'")
-    ids = set()
-    for it in rubric["items"]:
-        for key in ("id", "kind", "points"):
-            if key not in it:
-                raise RubricError(f"{path}: an item lacks '{key}'")
-        if it["kind"] not in ("code", "written"):
-            raise RubricError(f"{path}: item {it['id']}: kind must be code or written")
-        if not isinstance(it.get("extra_credit", False), bool):
-            raise RubricError(f"{path}: item {it['id']}: extra_credit must be true or false")
-        if it.get("extra_credit") and it["kind"] != "code":
-            raise RubricError(
-                f"{path}: item {it['id']}: only code items can be extra credit "
-                "(written answers are confirmed in formgrader against their points)"
-            )
-        if it["id"] in ids:
-            raise RubricError(f"{path}: duplicate item id {it['id']}")
-        ids.add(it["id"])
-        if it["kind"] == "written":
-            from .written import validate_item
-
-            try:
-                validate_item(it)
-            except ValueError as exc:
-                raise RubricError(f"{path}: {exc}") from None
-            total = sum(float(c.get("points", 0)) for c in it.get("criteria", []))
-            if abs(total - float(it["points"])) > 1e-9:
-                raise RubricError(
-                    f"{path}: item {it['id']}: criteria points {total} != item points {it['points']}"
-                )
-    total = sum(float(it["points"]) for it in rubric["items"] if not it.get("extra_credit"))
-    if float(rubric.get("pass_line", 0)) > total:
-        raise RubricError(f"{path}: pass_line above the total of {total} (extra credit not counted)")
-
-
-def _load_tests(directory: Path, rubric: dict) -> list[HiddenTest]:
-    code_items = {it["id"] for it in rubric["items"] if it["kind"] == "code"}
+def _load_tests(directory: Path, rubric: Rubric) -> list[HiddenTest]:
+    code_items = {it.id for it in rubric.code_items}
     tests: list[HiddenTest] = []
     safe = re.sub(r"\W", "_", directory.name)
     for path in sorted(directory.glob("test_*.py")):
@@ -327,37 +280,37 @@ def score_items(
     confirmed = confirmed or {}
     items = []
     for spec in assignment.items:
-        points = float(spec["points"])
-        if spec["kind"] == "code":
-            own = [o for o in outcomes if o.item == spec["id"]]
+        points = spec.points
+        if spec.is_code:
+            own = [o for o in outcomes if o.item == spec.id]
             total = sum(o.weight for o in own)
             got = sum(o.weight * o.credit for o in own)
             score = round(points * got / total, 4) if total else 0.0
             items.append(
                 ItemResult(
-                    spec["id"],
+                    spec.id,
                     "code",
                     points,
                     score,
                     EXECUTED,
-                    spec.get("description", ""),
+                    spec.description,
                     tests=own,
-                    extra_credit=bool(spec.get("extra_credit", False)),
+                    extra_credit=spec.extra_credit,
                 )
             )
         else:
             from .written import suggest
 
-            s = suggest(answers.get(spec["id"], ""), spec)
-            conf = confirmed.get(spec["id"])
+            s = suggest(answers.get(spec.id, ""), spec.spec)
+            conf = confirmed.get(spec.id)
             items.append(
                 ItemResult(
-                    spec["id"],
+                    spec.id,
                     "written",
                     points,
                     conf if conf is not None else float(s.score),
                     STATIC_REVIEW,
-                    spec.get("description", ""),
+                    spec.description,
                     evidence=list(s.evidence),
                     suggestion=float(s.score),
                     confirmed=conf,
@@ -434,7 +387,13 @@ _assignments: dict[Path, Assignment] = {}
 _assign_lock = threading.Lock()
 
 
+def load_lesson(lesson_id: str) -> Assignment:
+    """The registered lesson ``lesson_id``, loaded for grading (once per process)."""
+    return load_assignment(registry_lesson(lesson_id).directory)
+
+
 def load_assignment(directory: Path) -> Assignment:
+    """The lesson whose data folder is ``directory``, loaded for grading (once per process)."""
     directory = Path(directory).resolve()
     with _assign_lock:
         if directory not in _assignments:
@@ -484,15 +443,15 @@ def grade_notebook(
 def zero_items(assignment: Assignment, why: str) -> list[ItemResult]:
     return [
         ItemResult(
-            spec["id"],
-            spec["kind"],
-            float(spec["points"]),
+            spec.id,
+            spec.kind,
+            spec.points,
             0.0,
-            EXECUTED if spec["kind"] == "code" else STATIC_REVIEW,
-            spec.get("description", ""),
-            suggestion=0.0 if spec["kind"] == "written" else None,
+            EXECUTED if spec.is_code else STATIC_REVIEW,
+            spec.description,
+            suggestion=0.0 if spec.is_written else None,
             message=why,
-            extra_credit=bool(spec.get("extra_credit", False)),
+            extra_credit=spec.extra_credit,
         )
         for spec in assignment.items
     ]

@@ -1,9 +1,18 @@
-"""``grades.csv``: one row per student and assignment, with the scores the instructor confirmed in formgrader.
+"""Grades as CSV: one row per student and assignment, with the scores the instructor confirmed in formgrader.
+
+Two views of the same rows, written together:
+
+* ``OUT/grades/<assignment>.csv``: one file per assignment, with that assignment's item columns only. Its
+  layout depends on that lesson's rubric alone, so adding a lesson to the course changes nothing in it:
+  read these in scripts.
+* ``OUT/grades.csv``: the combined view (every assignment's rows, sorted by assignment then student; the
+  item columns are the union of the assignments' items, so a lesson's row leaves the others' columns
+  empty, and two lessons' items with the same id share a column). Kept as it always was for existing users.
 
 ``export(OUT)`` is the final step after review: it reads every ``OUT/results/<student>/<assignment>.json``,
 takes the confirmed written scores from the gradebook (``autograder.gradebook.confirmed_scores``), stores
-them back into the result JSON and writes ``OUT/grades.csv``. ``write_grades_csv`` is the shared writer
-that ``grade`` uses too.
+them back into the result JSON and writes both views. ``write_grades_csv`` is the shared writer that
+``grade`` uses too.
 """
 
 from __future__ import annotations
@@ -14,6 +23,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from . import gradebook
+from .core.layout import CourseDir
+from .core.registry import lessons
 from .results import SubmissionResult, atomic_write_text
 from .safe_text import csv_cell
 
@@ -37,11 +48,26 @@ def _bool(b: bool) -> str:
 
 
 def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -> Path:
-    """Write ``OUT/grades.csv`` atomically. Item columns are the results' item ids in rubric order (the
-    order of ``SubmissionResult.items``); with several assignments, each new id is appended in order of
-    first appearance and a row leaves the columns of other assignments' items empty. Text cells go through
-    :func:`autograder.safe_text.csv_cell` (no spreadsheet formulas, no control characters)."""
+    """Write ``OUT/grades.csv`` and ``OUT/grades/<assignment>.csv`` for every registered lesson among
+    ``results`` (atomically, each); returns the combined file's path."""
     results = sorted(results, key=lambda r: (r.assignment_id, r.student_id))
+    course = CourseDir(Path(out_dir))
+    known = lessons()
+    by_assignment: dict[str, list[SubmissionResult]] = {}
+    for r in results:
+        if r.assignment_id in known:
+            by_assignment.setdefault(r.assignment_id, []).append(r)
+    for assignment_id, rows in by_assignment.items():
+        atomic_write_text(course.assignment_grades_csv(assignment_id), grades_csv_text(rows))
+    atomic_write_text(course.grades_csv, grades_csv_text(results))
+    return course.grades_csv
+
+
+def grades_csv_text(results: list[SubmissionResult]) -> str:
+    """The CSV of ``results`` (in the given order). Item columns are the results' item ids in rubric order
+    (the order of ``SubmissionResult.items``); with several assignments, each new id is appended in order
+    of first appearance and a row leaves the columns of other assignments' items empty. Text cells go
+    through :func:`autograder.safe_text.csv_cell` (no spreadsheet formulas, no control characters)."""
     item_cols: list[str] = []
     for r in results:
         for it in r.items:
@@ -74,9 +100,7 @@ def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -
                 csv_cell(r.status),
             ]
         )
-    path = Path(out_dir) / "grades.csv"
-    atomic_write_text(path, buf.getvalue())
-    return path
+    return buf.getvalue()
 
 
 def load_results(out_dir: Path | str) -> list[tuple[Path, SubmissionResult]]:

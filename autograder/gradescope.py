@@ -53,6 +53,9 @@ import traceback
 import zipfile
 from pathlib import Path
 
+from .core.layout import REPO
+from .core.registry import lessons
+
 ROOT_ENV = "GRADESCOPE_ROOT"
 PYTHON_ENV = "GRADESCOPE_PYTHON"
 DEFAULT_ROOT = "/autograder"
@@ -136,8 +139,6 @@ def grading_distributions() -> list[str]:
     import subprocess
     from importlib.metadata import packages_distributions
 
-    from .engine import ROOT
-
     code = (
         "import importlib, json, sys\n"
         "before = set(sys.modules)\n"  # what the interpreter loaded at start-up (site hooks) does not count
@@ -146,7 +147,7 @@ def grading_distributions() -> list[str]:
     )
     proc = subprocess.run(
         [sys.executable, "-c", code, *GRADING_MODULES],
-        cwd=ROOT,
+        cwd=REPO.root,
         capture_output=True,
         text=True,
         timeout=300,
@@ -187,16 +188,19 @@ def pinned_requirements(roots: list[str] | None = None) -> list[str]:
 
 
 def _zip_members(assignment) -> dict[str, Path | bytes]:
-    from .engine import AUTOGRADER_DIR, ROOT
-
+    """The engine's modules (every package, no lesson data), this lesson's data folder (rubric and hidden
+    tests: not its mistakes, corpus or goldens) and its release notebook, at their repository paths."""
+    package = REPO.root / "autograder"
     members: dict[str, Path | bytes] = {}
-    for path in sorted(AUTOGRADER_DIR.glob("*.py")):
-        if path.name != "conftest.py":  # pytest wiring for the repository's own tests
-            members[f"autograder/{path.name}"] = path
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(REPO.root)
+        if path.name == "conftest.py" or REPO.lesson_data in path.parents or "__pycache__" in rel.parts:
+            continue  # pytest wiring for the repository's own tests; other lessons' data
+        members[rel.as_posix()] = path
     for path in sorted([*assignment.directory.glob("*.py"), assignment.directory / "rubric.yaml"]):
         if path.name != "conftest.py":
-            members[f"autograder/{assignment.id}/{path.name}"] = path
-    members[str(assignment.release.relative_to(ROOT))] = assignment.release
+            members[path.relative_to(REPO.root).as_posix()] = path
+    members[assignment.release.relative_to(REPO.root).as_posix()] = assignment.release
     return members
 
 
@@ -210,10 +214,9 @@ def build(
     address_space_mb: int = DEFAULT_ADDRESS_SPACE_MB,
 ) -> Path:
     """Write ``out_dir/<assignment>-gradescope.zip`` and return its path."""
-    from .batch import known_assignments
     from .engine import load_assignment
 
-    known = known_assignments()
+    known = {name: found.directory for name, found in lessons().items()}
     if assignment_id not in known:
         raise SystemExit(f"error: unknown assignment {assignment_id!r} (known: {', '.join(known)})")
     for v in (visibility, written_visibility):
@@ -454,14 +457,14 @@ def run(root: Path) -> int:
     results_path = root / "results" / "results.json"
     scratch = Path(tempfile.mkdtemp(prefix="gradescope-"))
     try:
-        from .engine import AUTOGRADER_DIR, grade_notebook, load_assignment, shutdown_workers, zero_items
+        from .engine import grade_notebook, load_assignment, shutdown_workers, zero_items
         from .sandbox import LIMITS_ENV, resolve_isolation
 
         print(f"engine: {Path(__file__).resolve().parent}")
         config = json.loads((root / "source" / CONFIG_NAME).read_text(encoding="utf-8"))
         if config.get("limits"):
             os.environ[LIMITS_ENV] = json.dumps(config["limits"])
-        assignment = load_assignment(AUTOGRADER_DIR / config["assignment"])
+        assignment = load_assignment(REPO.data_dir(config["assignment"]))
         mode, isolation_text = resolve_isolation(config.get("isolation", "bwrap"))
         print(f"isolation: {isolation_text}")
         try:
@@ -546,12 +549,12 @@ def invoke(root: Path, python: str | None = None, timeout: float = 600) -> tuple
 
 def check() -> int:
     """What setup.sh runs last: the engine loads the assignment and says which isolation it will get."""
-    from .engine import AUTOGRADER_DIR, load_assignment
+    from .engine import load_assignment
     from .sandbox import resolve_isolation
 
     root = Path(os.environ.get(ROOT_ENV, DEFAULT_ROOT))
     config = json.loads((root / "source" / CONFIG_NAME).read_text(encoding="utf-8"))
-    assignment = load_assignment(AUTOGRADER_DIR / config["assignment"])
+    assignment = load_assignment(REPO.data_dir(config["assignment"]))
     try:
         isolation = resolve_isolation(config.get("isolation", "bwrap"))[1]
     except RuntimeError as exc:  # fail the image build, where the instructor looks, not every submission

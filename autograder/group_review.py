@@ -24,6 +24,8 @@ from pathlib import Path
 
 from . import gradebook
 from .answer_groups import SIMILARITY, Answer, AnswerGroup, answer_of, group_answers
+from .core.registry import lessons
+from .core.rubric import Item
 from .export import load_results
 from .notebook import UnreadableNotebook, extract
 from .safe_text import terminal_text
@@ -57,13 +59,13 @@ class ItemReview:
     """One written item of one assignment: its rubric entry and its class's answer groups."""
 
     assignment_id: str
-    item: dict  # the rubric entry (id, points, description, question, criteria, ...)
+    item: Item  # the rubric entry
     groups: list[AnswerGroup] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)  # students whose answers could not be read
 
     @property
     def item_id(self) -> str:
-        return str(self.item["id"])
+        return self.item.id
 
     @property
     def answers(self) -> int:
@@ -146,11 +148,9 @@ def _answers_of(path: Path, assignment) -> dict[str, str]:
 
 def _rubric_items(assignment_id: str):
     """The assignment as the grader loads it (rubric and release cells), or None if it is unknown."""
-    from .batch import known_assignments
-    from .engine import load_assignment
+    from .engine import load_lesson
 
-    directory = known_assignments().get(assignment_id)
-    return None if directory is None else load_assignment(directory)
+    return load_lesson(assignment_id) if assignment_id in lessons() else None
 
 
 def review_items(
@@ -171,11 +171,11 @@ def review_items(
         assignment = _rubric_items(aid)
         if assignment is None:
             continue
-        specs = [it for it in assignment.items if it["kind"] == "written" and item_id in (None, it["id"])]
+        specs = [it for it in assignment.items if it.is_written and item_id in (None, it.id)]
         if not specs:
             continue
         state = _gradebook_state(out, aid)
-        answers: dict[str, list[Answer]] = {it["id"]: [] for it in specs}
+        answers: dict[str, list[Answer]] = {it.id: [] for it in specs}
         unreadable: list[str] = []
         for result in sorted(by_assignment[aid], key=lambda r: r.student_id):
             path = out / gradebook.SUBMITTED / result.student_id / aid / f"{assignment.notebook}.ipynb"
@@ -189,14 +189,14 @@ def review_items(
                 continue
             for spec in specs:
                 try:
-                    it = result.item(spec["id"])
+                    it = result.item(spec.id)
                 except KeyError:
                     continue
-                confirmed, snb_id = state.get((result.student_id, spec["id"]), (None, ""))
-                answers[spec["id"]].append(
+                confirmed, snb_id = state.get((result.student_id, spec.id), (None, ""))
+                answers[spec.id].append(
                     answer_of(
                         result.student_id,
-                        texts.get(spec["id"], ""),
+                        texts.get(spec.id, ""),
                         it.points,
                         it.suggestion if it.suggestion is not None else it.score,
                         it.evidence,
@@ -205,7 +205,7 @@ def review_items(
                     )
                 )
         for spec in specs:
-            groups = group_answers(spec["id"], answers[spec["id"]], threshold)
+            groups = group_answers(spec.id, answers[spec.id], threshold)
             reviews.append(ItemReview(aid, spec, groups, unreadable))
     return reviews
 

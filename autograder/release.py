@@ -1,6 +1,9 @@
 """Generate the student release (``lessons/``) from the nbgrader source notebooks (``solutions/``).
 
-    python -m autograder.release [--check] ASSIGNMENT...
+    python -m autograder.release [--check] [LESSON...]        (make release / make check-release)
+
+Every registered lesson unless some are named. For each, the source notebook's 评分表 is first rendered
+from the rubric (``autograder.scoring_table``), then the release generated from the source.
 
 nbgrader ``generate_assignment`` runs (in-process, with the repository's ``nbgrader_config.py``) on a
 throw-away course directory holding a copy of the assignment's source folder, so neither the
@@ -21,30 +24,22 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-SOURCE_DIR = "solutions"
-RELEASE_DIR = "lessons"
+from autograder import scoring_table
+from autograder.core.layout import REPO
+from autograder.core.notebook_format import normalise_notebook
+from autograder.core.registry import lessons
+
+ROOT = REPO.root
+SOURCE_DIR = REPO.sources.name
+RELEASE_DIR = REPO.releases.name
 MAX_DIFF_LINES = 60
 #: Files every lesson links to: source in the repository -> path under ``lessons/``.
 SHARED = {"docs/glossary.md": "glossary.md"}
-
-
-def normalise_notebook(text: str) -> str:
-    """Outputs cleared, execution counts null, stable JSON (indent 1, UTF-8 kept, sorted keys, ``\\n``)."""
-    nb = json.loads(text)
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") == "code":
-            cell["outputs"] = []
-            cell["execution_count"] = None
-        for key in ("execution", "collapsed", "scrolled"):
-            cell.get("metadata", {}).pop(key, None)
-    return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 
 
 def _run_nbgrader(course: Path, assignment: str, root: Path) -> None:
@@ -160,8 +155,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="do not write; exit 1 if lessons/ differs from a fresh generation",
     )
-    parser.add_argument("assignments", nargs="+", metavar="ASSIGNMENT")
+    parser.add_argument("assignments", nargs="*", metavar="LESSON", help="default: every lesson")
     args = parser.parse_args(argv)
+    known = lessons()
+    unknown = [a for a in args.assignments if a not in known]
+    if unknown:
+        parser.error(f"unknown lesson {', '.join(unknown)} (known: {', '.join(known)})")
     status = 0
     for source, target in SHARED.items():
         fresh, path = (ROOT / source).read_bytes(), ROOT / RELEASE_DIR / target
@@ -172,7 +171,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(fresh)
-    for assignment in args.assignments:
+    for assignment in args.assignments or list(known):
+        if not scoring_table.sync(assignment, write=not args.check):
+            print(
+                f"{assignment}: the 评分表 differs from rubric.yaml"
+                + (" (run `make release`)" if args.check else " (rewritten)")
+            )
+            status = 1 if args.check else status
         fresh = generate(assignment)
         if args.check:
             problems = diff(assignment, fresh, current(assignment))

@@ -1,27 +1,25 @@
 """The 评分表 students read, generated from the rubric the grader uses (one source for both).
 
-    python -m autograder.scoring_table [--check] ASSIGNMENT...
-
-The markdown cell of ``solutions/<assignment>/<notebook>.ipynb`` that starts with ``## 评分表`` is
-rendered from ``autograder/<assignment>/rubric.yaml``: every item with its title, grade_id, points and
+The markdown cell of ``solutions/<lesson>/<notebook>.ipynb`` that starts with ``## 评分表`` is
+rendered from ``autograder/lessons/<lesson>/rubric.yaml``: every item with its title, grade_id, points and
 how it is graded; for written items every criterion (得分要点, with its points) and every deduction
 (扣分标准); for code items the split of the hidden tests' weight. ``make release`` writes it before
-generating ``lessons/``; ``--check`` exits 1 when a notebook's table differs from its rubric, and
+generating ``lessons/`` (``python -m autograder.release``, one command for both); its ``--check`` exits 1
+when a notebook's table differs from its rubric, and
 tests/test_scoring_table.py fails in that case, so the table and the rubric cannot drift apart.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 import yaml
 
-from autograder.release import normalise_notebook
+from autograder.core.layout import REPO, Layout
+from autograder.core.notebook_format import normalise_notebook
+from autograder.core.registry import lesson
 
-ROOT = Path(__file__).resolve().parent.parent
 HEADING = "## 评分表"
 
 
@@ -79,12 +77,6 @@ def render(rubric: dict) -> str:
     return "\n".join([HEADING, "", *rows, "", *notes])
 
 
-def _paths(assignment: str, root: Path) -> tuple[Path, Path]:
-    rubric_path = root / "autograder" / assignment / "rubric.yaml"
-    rubric = yaml.safe_load(rubric_path.read_text(encoding="utf-8"))
-    return rubric_path, root / "solutions" / assignment / f"{rubric['notebook']}.ipynb"
-
-
 def table_cell(nb: dict) -> dict:
     """The notebook's 评分表 cell (exactly one markdown cell starting with ``## 评分表``)."""
     cells = [c for c in nb["cells"] if c["cell_type"] == "markdown" and _source(c).startswith(HEADING)]
@@ -98,9 +90,10 @@ def _source(cell: dict) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
-def sync(assignment: str, *, write: bool, root: Path = ROOT) -> bool:
+def sync(assignment: str, *, write: bool, root: Path = REPO.root) -> bool:
     """True when the notebook's 评分表 matches the rubric; with ``write`` make it match."""
-    rubric_path, nb_path = _paths(assignment, root)
+    found = lesson(assignment, Layout(Path(root)))
+    rubric_path, nb_path = found.rubric.path, found.source
     text = nb_path.read_text(encoding="utf-8")
     nb = json.loads(text)
     cell = table_cell(nb)
@@ -114,22 +107,3 @@ def sync(assignment: str, *, write: bool, root: Path = ROOT) -> bool:
             normalise_notebook(plain) if text == normalise_notebook(text) else plain, encoding="utf-8"
         )
     return False
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m autograder.scoring_table", description=__doc__.split("\n\n")[0]
-    )
-    p.add_argument(
-        "--check", action="store_true", help="only report; exit 1 when a table differs from its rubric"
-    )
-    p.add_argument("assignments", nargs="+")
-    args = p.parse_args(argv)
-    stale = [a for a in args.assignments if not sync(a, write=not args.check)]
-    for a in stale:
-        print(f"{a}: the 评分表 differs from rubric.yaml" + ("" if args.check else " (rewritten)"))
-    return 1 if stale and args.check else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

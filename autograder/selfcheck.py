@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .core.registry import lessons
 from .engine import Assignment, Submission, _worker_for, load_assignment
 from .notebook import UnreadableNotebook, extract, neutralise_magics
 from .safe_text import terminal_text
@@ -77,9 +78,7 @@ class Report:
 
 # -- which assignment is this? ------------------------------------------------------------------------
 def _assignments() -> dict[str, Assignment]:
-    from .batch import known_assignments
-
-    return {name: load_assignment(d) for name, d in known_assignments().items()}
+    return {name: load_assignment(found.directory) for name, found in lessons().items()}
 
 
 def _grade_ids(path: Path) -> set[str]:

@@ -25,7 +25,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .engine import ROOT
+from .core.layout import REPO
+from .core.registry import lessons
+from .core.rubric import RubricError
 from .results import SubmissionResult, atomic_write_text
 
 MANIFEST = "shard.json"
@@ -172,7 +174,7 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
     todo.sort(key=lambda rd: (rd[0].student_id, rd[0].assignment_id))
     _check_same_grader(graders)
 
-    gradebook.prepare_course_dir(out, ROOT)  # as `grade` does: this checkout's solutions/ is the source
+    gradebook.prepare_course_dir(out, REPO.root)  # as `grade` does: this checkout's solutions/ is the source
     url = gradebook.db_url_for(out)
     # assignments the shards registered, even those without a gradeable submission (each once)
     registered = sorted({pair for d in shard_dirs for pair in _registered(gradebook.db_url_for(d))})
@@ -224,10 +226,9 @@ def _merge_course_file(shard_dirs: list[Path], out: Path, merged: list) -> None:
 def _check_same_grader(graders: dict[str, tuple[str, Path]]) -> None:
     """The shards must have been graded by this checkout's hidden tests, rubric and release: the merge
     registers the assignments from it and formgrader shows its notebooks."""
-    from .batch import known_assignments
-    from .engine import RubricError, load_assignment
+    from .engine import load_assignment
 
-    known = known_assignments()
+    known = {name: found.directory for name, found in lessons().items()}
     for assignment_id, (fingerprint, where) in sorted(graders.items()):
         if assignment_id not in known:
             raise ShardError(f"{where} holds {assignment_id}, which this checkout does not know")

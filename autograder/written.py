@@ -45,6 +45,8 @@ import mistune
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from rapidfuzz import fuzz
 
+from autograder.core.rubric import criterion_units
+from autograder.core.rubric import validate_written_item as validate_item
 from autograder.results import STATIC_REVIEW, ItemResult
 
 __all__ = ["WrittenSuggestion", "suggest", "normalise", "split_sentences", "validate_item"]
@@ -377,50 +379,6 @@ def _hits(text: str, sents: list[_Sentence], concept: dict) -> tuple[dict[int, t
 # -- 4. criteria --------------------------------------------------------------------------------------
 
 
-def _units(crit: dict) -> list[dict]:
-    """What is matched for a criterion: its options (any k of n) or the criterion itself."""
-    return crit.get("options") or [crit]
-
-
-def validate_item(item: dict) -> None:
-    """Raise ``ValueError`` if a written rubric item is malformed (missing fields, bad regex, a deduction
-    naming an unknown criterion, ``need`` larger than the number of options)."""
-    iid = item.get("id", "?")
-    if item.get("kind", "written") != "written":
-        raise ValueError(f"item {iid}: not a written item")
-    if not isinstance(item.get("points"), int | float) or item["points"] <= 0:
-        raise ValueError(f"item {iid}: points must be a positive number")
-    criteria = item.get("criteria") or []
-    if not criteria:
-        raise ValueError(f"item {iid}: no criteria")
-    ids = set()
-    for c in criteria:
-        cid = c.get("id")
-        if not cid or cid in ids:
-            raise ValueError(f"item {iid}: criterion without id or duplicate id {cid!r}")
-        ids.add(cid)
-        if not isinstance(c.get("points"), int | float) or c["points"] < 0:
-            raise ValueError(f"item {iid}/{cid}: points must be a non-negative number")
-        if "options" in c and not 1 <= int(c.get("need", 1)) <= len(c["options"]):
-            raise ValueError(f"item {iid}/{cid}: need must be between 1 and the number of options")
-        for unit in _units(c):
-            if not unit.get("concepts"):
-                raise ValueError(f"item {iid}/{cid}: no concepts")
-            for concept in unit["concepts"]:
-                if not concept.get("name") or not concept.get("patterns"):
-                    raise ValueError(f"item {iid}/{cid}: a concept needs a name and patterns")
-                for p in concept["patterns"]:
-                    try:
-                        re.compile(p)
-                    except re.error as exc:
-                        raise ValueError(
-                            f"item {iid}/{cid}/{concept['name']}: bad regex {p!r}: {exc}"
-                        ) from None
-    for d in item.get("deductions") or []:
-        if d.get("when_missing") not in ids:
-            raise ValueError(f"item {iid}: deduction names unknown criterion {d.get('when_missing')!r}")
-
-
 @dataclass
 class _Match:
     met: bool
@@ -552,7 +510,7 @@ def suggest(answer: str | None, item: dict, *, question: str | None = None) -> W
     text = normalise(answer)
     sents = _sentences(text, question if question is not None else item.get("question"))
     live = any(not s.echo for s in sents)
-    matches = {c["id"]: [_match(text, sents, u) for u in _units(c)] for c in item["criteria"]}
+    matches = {c["id"]: [_match(text, sents, u) for u in criterion_units(c)] for c in item["criteria"]}
     off_topic = not any(m.seen for ms in matches.values() for m in ms)
 
     evidence, scores = [], {}

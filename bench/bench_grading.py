@@ -209,11 +209,12 @@ def _process_tree_cpu(pid: int) -> float:
 def _cpu_per_submission(base: Path, tmp: Path, mode: str, n: int = 60) -> None:
     """CPU per submission, grader and sandbox, on one sandbox in series: the figure the machine's load
     inflates least (wall time under load mostly measures waiting for a core)."""
-    from autograder.batch import discover, known_assignments
+    from autograder.batch import discover
+    from autograder.core.registry import lessons
     from autograder.engine import _all_workers, grade_notebook, load_assignment, shutdown_workers
 
     jobs = [j for j in discover(_scaled_class(base, tmp / "cpu", n)) if j.path]
-    assignments = {a: load_assignment(d) for a, d in known_assignments().items()}
+    assignments = {a: load_assignment(d) for a, d in ((k, v.directory) for k, v in lessons().items())}
     grade_notebook(assignments[jobs[0].assignment_id], jobs[0].path, "warm", mode, mode)
     sandbox0 = sum(_process_tree_cpu(w.proc.pid) for w in _all_workers if w.proc is not None)
     t0 = os.times()
@@ -233,11 +234,11 @@ def _cpu_per_submission(base: Path, tmp: Path, mode: str, n: int = 60) -> None:
 
 
 def main() -> None:
-    from autograder.batch import known_assignments
+    from autograder.core.registry import lessons
     from autograder.demo import build_sample_class
     from autograder.sandbox import resolve_isolation
 
-    assignments = known_assignments()
+    assignments = lessons()
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         tmp = Path(tmp)
         mode, text = resolve_isolation("auto")

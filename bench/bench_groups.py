@@ -38,7 +38,7 @@ from pathlib import Path
 import yaml
 
 from autograder.answer_groups import SIMILARITY, answer_of, group_answers
-from autograder.batch import known_assignments
+from autograder.core.registry import lesson_of, lessons
 from autograder.written import suggest
 
 CLASS_SIZE = 300
@@ -63,8 +63,7 @@ def _surface_variants(rng: random.Random):
 
 
 def written_items(assignment_dir: Path) -> dict[str, dict]:
-    rubric = yaml.safe_load((assignment_dir / "rubric.yaml").read_text(encoding="utf-8"))
-    return {it["id"]: it for it in rubric["items"] if it["kind"] == "written"}
+    return {it.id: it.spec for it in lesson_of(assignment_dir).rubric.written_items}
 
 
 def corpus_part(assignment_dir: Path, part: str) -> list[dict]:
@@ -139,7 +138,7 @@ def demo_class() -> dict[tuple[str, str], list]:
     found: dict[tuple[str, str], list] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = build_sample_class(Path(tmp) / "class")
-        for aid, directory in known_assignments().items():
+        for aid, directory in ((k, v.directory) for k, v in lessons().items()):
             items = written_items(directory)
             nb_name = yaml.safe_load((directory / "rubric.yaml").read_text(encoding="utf-8"))["notebook"]
             for path in sorted(root.glob(f"*/{aid}/{nb_name}.ipynb")):
@@ -190,7 +189,7 @@ def main() -> None:
     for part in ("tune", "heldout"):
         print(f"synthetic class, {CLASS_SIZE} answers per item from the corpus' {part} part (seed {SEED}):")
         rows, sweeps, plain, classes, plains = [], {t: [] for t in SWEEP}, [], [], []
-        for aid, directory in known_assignments().items():
+        for aid, directory in ((k, v.directory) for k, v in lessons().items()):
             corpus = corpus_part(directory, part)
             for iid, item in written_items(directory).items():
                 if not any(c["item"] == iid for c in corpus):

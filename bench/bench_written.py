@@ -33,7 +33,7 @@ def main() -> None:
         print()
     cases = [
         (agreement.written_items(a)[x["item"]], x["answer"])
-        for a in agreement.ASSIGNMENTS
+        for a in agreement.corpus_lessons()
         for part in agreement.PARTS
         for x in agreement.corpus(a, part)
     ]

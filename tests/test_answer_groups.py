@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from autograder import gradebook
 from autograder.__main__ import main as cli
 from autograder.answer_groups import SIMILARITY, Answer, group_answers, similarity_matrix
+from autograder.core.layout import REPO as LAYOUT
 from autograder.demo import first_sentence_answers, reference_answers
-from autograder.engine import SOLUTIONS_DIR
 from autograder.export import export
 from autograder.group_page import CSP, render_index, render_item
 from autograder.group_review import (
@@ -32,7 +32,7 @@ from autograder.group_review import (
 from tests.strategies import written_answers
 from tests.written_class import ASSIGNMENT, record_written_class
 
-SOURCE = SOLUTIONS_DIR / ASSIGNMENT / "asymmetric_pipeline.ipynb"
+SOURCE = LAYOUT.sources / ASSIGNMENT / "asymmetric_pipeline.ipynb"
 HOSTILE = '\u202eevil\u202c <script>window.pwned=1</script><img src=x onerror="window.pwned=2"> 阻塞发送'
 
 
@@ -355,7 +355,7 @@ def test_groups_never_mix_answers_an_instructor_scores_apart(part):
     more than 0.5 from its representative's; the corpus answers themselves, all written to differ, are
     never grouped with one labelled more than 0.5 apart either — also when grouped by text alone, so the
     guarantee does not rest on the static review reading every answer right."""
-    from autograder.batch import known_assignments
+    from autograder.core.registry import lessons
     from bench.bench_groups import (
         corpus_part,
         stats,
@@ -366,7 +366,7 @@ def test_groups_never_mix_answers_an_instructor_scores_apart(part):
     )
 
     answers = reviews = 0
-    for directory in known_assignments().values():
+    for directory in (v.directory for v in lessons().values()):
         corpus = corpus_part(directory, part)
         for item in written_items(directory).values():
             if not any(c["item"] == item["id"] for c in corpus):

@@ -25,7 +25,7 @@ from autograder.sandbox import LIMITS_ENV, resolve_isolation
 ROOT = Path(__file__).resolve().parent.parent
 A = "16-asymmetric-pipeline"
 RELEASE = ROOT / "lessons" / A / "asymmetric_pipeline.ipynb"
-MISTAKES = ROOT / "autograder" / A / "mistakes"
+MISTAKES = ROOT / "autograder" / "lessons" / A / "mistakes"
 REFERENCE = (
     reference_code(MISTAKES.parent) if MISTAKES.is_dir() else ""
 )  # the source notebook's solution cells

@@ -13,11 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch import grade_class, known_assignments
-from autograder.engine import ROOT, Assignment, RubricError, grade_notebook, load_assignment, shutdown_workers
+from autograder.batch import grade_class
+from autograder.core.layout import REPO as LAYOUT
+from autograder.core.registry import lessons
+from autograder.core.rubric import RubricError
+from autograder.engine import Assignment, grade_notebook, load_assignment, shutdown_workers
 from autograder.sandbox import resolve_isolation
 
-ASSIGNMENTS = sorted(known_assignments())
+ROOT = LAYOUT.root
+
+ASSIGNMENTS = sorted(lessons())
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +36,7 @@ def isolation():
 def test_reference_notebook_earns_full_marks(assignment_id, isolation):
     """The source notebook goes through the same path as any student and earns every point,
     written answers included (as suggestions)."""
-    a = load_assignment(known_assignments()[assignment_id])
+    a = load_assignment(lessons()[assignment_id].directory)
     res = grade_notebook(a, a.source, "reference", *isolation)
     assert res.status == "ok", res.status
     for it in res.items:
@@ -42,7 +47,7 @@ def test_reference_notebook_earns_full_marks(assignment_id, isolation):
 
 @pytest.mark.parametrize("assignment_id", ASSIGNMENTS)
 def test_unchanged_release_scores_zero_on_code(assignment_id, isolation):
-    a = load_assignment(known_assignments()[assignment_id])
+    a = load_assignment(lessons()[assignment_id].directory)
     res = grade_notebook(a, a.release, "release", *isolation)
     assert res.code_total == 0, [(it.id, it.score) for it in res.items]
     assert all(it.score == 0 for it in res.items if it.kind == "written"), "empty answers must earn nothing"
@@ -83,9 +88,9 @@ def test_grade_cli_rows_statuses_and_idempotent_rerun(tmp_path, isolation):
         if "reference-notebook" in sid:
             assert row["status"] == "ok" and row["passed"] == "true" and row["provisional"] == "true"
             assert float(row["code_total"]) == sum(
-                it["points"]
-                for it in load_assignment(known_assignments()[row["assignment_id"]]).items
-                if it["kind"] == "code" and not it.get("extra_credit")
+                it.points
+                for it in load_assignment(lessons()[row["assignment_id"]].directory).items
+                if it.is_code and not it.extra_credit
             )
         elif "truncated-file" in sid:
             assert row["status"].startswith("unreadable"), row
@@ -112,7 +117,7 @@ def test_feedback_never_shows_hidden_inputs_or_test_source(tmp_path, isolation):
     grade_class(subs, out, isolation="auto", quiet=True)
     pages = "".join(p.read_text(encoding="utf-8") for p in (out / "feedback").rglob("*.html"))
     assert "✘" in pages, "a wrong submission must show failing tests"
-    for directory in known_assignments().values():
+    for directory in (v.directory for v in lessons().values()):
         for test_file in directory.glob("test_*.py"):
             for line in test_file.read_text(encoding="utf-8").splitlines():
                 code = line.strip()

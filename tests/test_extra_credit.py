@@ -18,7 +18,8 @@ from nbgrader.api import Gradebook
 from autograder import export as export_mod
 from autograder import feedback
 from autograder import gradebook as gbmod
-from autograder.engine import Assignment, RubricError
+from autograder.core.rubric import RubricError
+from autograder.engine import Assignment
 from autograder.results import STATIC_REVIEW, ItemResult, SubmissionResult
 
 FIXTURE_SOURCE = Path(__file__).parent / "fixtures" / "gradebook" / "source"

@@ -80,7 +80,7 @@ def run_autograder(root: Path, files: dict[str, bytes], python: str = sys.execut
 
 
 def code_of(path: Path, root: Path) -> str:
-    text = mistake_code(path, reference=reference_code(REPO / "autograder" / ASSIGNMENT))
+    text = mistake_code(path, reference=reference_code(REPO / "autograder" / "lessons" / ASSIGNMENT))
     for key, value in {
         "ROOT": str(root / "source"),
         "OUT": str(root / "results"),
@@ -171,7 +171,7 @@ def graded(built, tmp_path_factory):
             NB: notebook_bytes(
                 with_code(
                     release,
-                    reference_code(REPO / "autograder" / ASSIGNMENT)
+                    reference_code(REPO / "autograder" / "lessons" / ASSIGNMENT)
                     + FORGERY.replace("{{ROOT}}", str(root))
                     + NO_CHALLENGE,
                 )
@@ -285,7 +285,7 @@ def test_zip_upload_and_crashes_still_give_valid_results(built, tmp_path):
     # the grader crashes (a damaged zip: the rubric is gone): a valid results.json says so
     broken = tmp_path / "broken-root"
     shutil.copytree(root, broken, symlinks=True)
-    (broken / "source" / "autograder" / ASSIGNMENT / "rubric.yaml").unlink()
+    (broken / "source" / "autograder" / "lessons" / ASSIGNMENT / "rubric.yaml").unlink()
     data, stdout = run_autograder(broken, {NB: SOURCE_NB.read_bytes()})
     assert data["score"] == 0 and "RubricError" in data["output"] and data["tests"][0]["status"] == "failed"
     assert "Traceback" in stdout  # the instructor sees the trace in Gradescope's stdout

@@ -36,7 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 ASSIGNMENT = "16-asymmetric-pipeline"
 RELEASE = ROOT / "lessons" / ASSIGNMENT / "asymmetric_pipeline.ipynb"
-REFERENCE = reference_code(ROOT / "autograder" / ASSIGNMENT)  # the source notebook's solution cells
+REFERENCE = reference_code(
+    ROOT / "autograder" / "lessons" / ASSIGNMENT
+)  # the source notebook's solution cells
 TEST_LIMITS = {
     "call_timeout": 1.0,
     "load_timeout": 3.0,

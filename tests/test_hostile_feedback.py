@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from autograder.batch import grade_class
+from autograder.core.layout import REPO as LAYOUT
 from autograder.demo import reference_code, with_code
-from autograder.engine import AUTOGRADER_DIR, load_assignment
+from autograder.engine import load_assignment
 
 ASSIGNMENT = "16-asymmetric-pipeline"
 REPO = Path(__file__).resolve().parents[1]
@@ -62,9 +63,9 @@ MARKERS = ("LEAKCLS", "LEAKMSG", "LEAKOUT", "LEAKCELL", "退出码 77", "exit co
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hostile-feedback")
-    assignment = load_assignment(AUTOGRADER_DIR / ASSIGNMENT)
+    assignment = load_assignment(LAYOUT.data_dir(ASSIGNMENT))
     release = json.loads((REPO / "lessons" / ASSIGNMENT / f"{assignment.notebook}.ipynb").read_text("utf-8"))
-    honest = reference_code(AUTOGRADER_DIR / ASSIGNMENT)
+    honest = reference_code(LAYOUT.data_dir(ASSIGNMENT))
     for student, code in (("leaker", honest + LEAK), ("honest", honest)):
         path = tmp / "subs" / student / ASSIGNMENT / f"{assignment.notebook}.ipynb"
         path.parent.mkdir(parents=True)

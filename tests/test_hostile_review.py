@@ -19,9 +19,12 @@ from pathlib import Path
 import pytest
 
 from autograder import formgrader, gradebook
-from autograder.engine import AUTOGRADER_DIR, ROOT, load_assignment, zero_items
+from autograder.core.layout import REPO as LAYOUT
+from autograder.engine import load_assignment, zero_items
 from autograder.results import SubmissionResult
 from autograder.review_server import MATHJAX_ORIGIN
+
+ROOT = LAYOUT.root
 
 REPO = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "16-asymmetric-pipeline"
@@ -109,7 +112,7 @@ def render_formgrade(path: Path) -> str:
 def reviewed(tmp_path_factory, hostile_review_notebook):
     """(OUT, rendered page of the hostile submission, rendered page of the untouched release notebook)."""
     tmp = tmp_path_factory.mktemp("hostile-review")
-    assignment = load_assignment(AUTOGRADER_DIR / ASSIGNMENT)
+    assignment = load_assignment(LAYOUT.data_dir(ASSIGNMENT))
     release = json.loads((REPO / "lessons" / ASSIGNMENT / f"{assignment.notebook}.ipynb").read_text("utf-8"))
     out = gradebook.prepare_course_dir(tmp / "out", ROOT)
     pages = {}

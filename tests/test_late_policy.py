@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch import grade_class, known_assignments
+from autograder.batch import grade_class
 from autograder.collect import apply_times, collect
+from autograder.core.registry import lessons
 from autograder.course import (
     LATE_MARKER_FILE,
     CourseError,
@@ -147,7 +148,7 @@ def test_collect_keeps_zip_time_and_canvas_late_marker_and_times_csv(tmp_path):
 
 
 def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
-    a = load_assignment(known_assignments()[A])
+    a = load_assignment(lessons()[A].directory)
     subs = tmp_path / "submitted"
     for student, when, *_ in CASES:
         folder = subs / student / A
@@ -258,7 +259,7 @@ def test_canvas_late_marker_that_disagrees_is_flagged():
 def test_sharded_grading_and_merge_keep_the_late_policy(tmp_path, course):
     from autograder.shards import merge, parse_shard
 
-    a = load_assignment(known_assignments()[A])
+    a = load_assignment(lessons()[A].directory)
     subs = tmp_path / "submitted"
     for student, when, *_ in CASES:
         folder = subs / student / A

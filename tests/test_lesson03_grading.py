@@ -21,7 +21,7 @@ import yaml
 from autograder.demo import mistake_code, reference_code
 from autograder.engine import grade_code
 
-ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "03-load-imbalance"
+ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "lessons" / "03-load-imbalance"
 MISTAKES = sorted((ASSIGNMENT / "mistakes").glob("*.py"))
 EXPECT = re.compile(r"^# expect: ((?:\w+=[0-9.]+\s*)+)$", re.MULTILINE)
 CODE_ITEMS = ("stage_times", "partition", "scheduling", "frontier")

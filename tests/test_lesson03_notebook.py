@@ -21,7 +21,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "solutions" / "03-load-imbalance" / "load_imbalance.ipynb"
 RELEASE = ROOT / "lessons" / "03-load-imbalance" / "load_imbalance.ipynb"
-HIDDEN = ROOT / "autograder" / "03-load-imbalance"
+HIDDEN = ROOT / "autograder" / "lessons" / "03-load-imbalance"
 CHECK_IDS = {"stage_times", "partition", "scheduling", "frontier"}
 EXERCISES = ("stage_times", "min_max_partition", "simulate_static_vs_dynamic", "throughput_latency_frontier")
 

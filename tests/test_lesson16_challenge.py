@@ -26,7 +26,7 @@ import yaml
 from pipelab import one_f_one_b, run
 
 ROOT = Path(__file__).resolve().parent.parent
-ASSIGNMENT = ROOT / "autograder" / "16-asymmetric-pipeline"
+ASSIGNMENT = ROOT / "autograder" / "lessons" / "16-asymmetric-pipeline"
 SOURCE = ROOT / "solutions" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb"
 RELEASE = ROOT / "lessons" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb"
 CHALLENGE_EXPECT = re.compile(r"^# expect: .*\bchallenge=([0-9.]+)\s*$", re.MULTILINE)

@@ -21,7 +21,7 @@ import yaml
 from autograder.demo import INCLUDE, mistake_code, reference_code
 from autograder.engine import grade_code
 
-ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "16-asymmetric-pipeline"
+ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "lessons" / "16-asymmetric-pipeline"
 MISTAKES = sorted((ASSIGNMENT / "mistakes").glob("*.py"))
 EXPECT = re.compile(
     r"^# expect: simulator=([0-9.]+) solver=([0-9.]+)(?: challenge=([0-9.]+))?\s*$", re.MULTILINE

@@ -327,7 +327,9 @@ def test_contract_and_exercise_come_before_the_derivation():
 def test_contract_states_the_time_limit_from_the_rubric_and_accepts_any_optimum():
     import yaml
 
-    rubric = yaml.safe_load((ROOT / "autograder" / ASSIGNMENT / "rubric.yaml").read_text(encoding="utf-8"))
+    rubric = yaml.safe_load(
+        (ROOT / "autograder" / "lessons" / ASSIGNMENT / "rubric.yaml").read_text(encoding="utf-8")
+    )
     limits = rubric["limits"]
     contract = _src(next(c for c in _cells() if c["id"] == "exercise-intro"))
     assert f"每次调用最多 {limits['call_timeout']:g} 秒" in contract

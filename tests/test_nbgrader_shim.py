@@ -7,25 +7,25 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.batch import known_assignments
+from autograder.core.registry import lessons
 from autograder.demo import reference_code
 from autograder.engine import load_assignment
 from bench.nbgrader_shim import run_item
 
 
-@pytest.mark.parametrize("assignment_id", sorted(known_assignments()))
+@pytest.mark.parametrize("assignment_id", sorted(lessons()))
 def test_reference_passes_every_code_item_through_the_shim(assignment_id):
-    directory = known_assignments()[assignment_id]
+    directory = lessons()[assignment_id].directory
     namespace: dict = {"__name__": "__main__"}
     exec(compile(reference_code(directory), "<reference>", "exec"), namespace)  # noqa: S102 - our reference
-    items = [it["id"] for it in load_assignment(directory).items if it["kind"] == "code"]
+    items = [it.id for it in load_assignment(directory).items if it.is_code]
     assert items
     for item_id in items:
         run_item(namespace, str(directory), item_id)
 
 
 def test_the_shim_fails_wrong_code():
-    directory = known_assignments()["16-asymmetric-pipeline"]
+    directory = lessons()["16-asymmetric-pipeline"].directory
     namespace: dict = {"__name__": "__main__"}
     exec(compile(reference_code(directory), "<reference>", "exec"), namespace)  # noqa: S102
     namespace["AsymmetricPipelineScheduler"].simulate_1f1b_execution = lambda self, lat, m: (0.0, 0.0)

@@ -18,7 +18,7 @@ from autograder.notebook import SourceInfo, UnreadableNotebook, extract
 ROOT = Path(__file__).resolve().parent.parent
 A = "16-asymmetric-pipeline"
 RELEASE = ROOT / "lessons" / A / "asymmetric_pipeline.ipynb"
-REFERENCE = reference_code(ROOT / "autograder" / A)  # the source notebook's solution cells
+REFERENCE = reference_code(ROOT / "autograder" / "lessons" / A)  # the source notebook's solution cells
 WRITTEN = ["q1", "q2", "q3"]
 STUB = "class AsymmetricPipelineScheduler:\n    pass\n"
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder import release
+from autograder.core.notebook_format import normalise_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "16-asymmetric-pipeline"
@@ -106,7 +107,7 @@ def test_no_outputs_and_stable_json(path):
         if cell["cell_type"] == "code":
             assert cell["outputs"] == [], f"cell {cell.get('id')} has outputs"
             assert cell["execution_count"] is None, f"cell {cell.get('id')} has an execution count"
-    assert text == release.normalise_notebook(text), f"{path.name} is not in normalised form"
+    assert text == normalise_notebook(text), f"{path.name} is not in normalised form"
 
 
 def test_release_has_no_reference_code(source, released):
@@ -171,7 +172,7 @@ def test_nbgrader_metadata(path):
         m = by_id[item]
         assert (m["grade"], m["solution"], m["points"]) == (True, True, 2)
         assert by_id[f"{item}-question"]["locked"]
-    rubric = ROOT / "autograder" / ASSIGNMENT / "rubric.yaml"
+    rubric = ROOT / "autograder" / "lessons" / ASSIGNMENT / "rubric.yaml"
     if rubric.exists():
         yaml = pytest.importorskip("yaml")
         items = {  # an extra-credit item's cell has 0 points, so nbgrader's maximum leaves it out

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from autograder import scoring_table
-from autograder.batch import known_assignments
+from autograder.core.registry import lessons
 from autograder.engine import load_assignment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +24,9 @@ QUESTION_RE = re.compile(r"^\*\*Q(\d+)（([\d.]+) 分）\*\*：(.*)$", re.S)
 
 
 def rubric(assignment: str) -> dict:
-    return yaml.safe_load((ROOT / "autograder" / assignment / "rubric.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load(
+        (ROOT / "autograder" / "lessons" / assignment / "rubric.yaml").read_text(encoding="utf-8")
+    )
 
 
 def notebook(folder: str, assignment: str) -> dict:
@@ -81,25 +83,25 @@ def test_questions_in_the_rubric_are_the_notebook_questions(assignment):
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_code_rows_state_the_real_split_of_the_hidden_tests(assignment):
     """The table says edge cases and validation carry a quarter of each code item: true of the tests."""
-    asg = load_assignment(known_assignments()[assignment])
+    asg = load_assignment(lessons()[assignment].directory)
     for it in asg.items:
-        if it["kind"] == "code":
-            own = [t for t in asg.tests if t.item == it["id"]]
+        if it.is_code:
+            own = [t for t in asg.tests if t.item == it.id]
             assert sum(t.weight for t in own if t.edge) * 4 == pytest.approx(sum(t.weight for t in own))
 
 
 def test_a_changed_rubric_is_caught_and_rewritten(tmp_path):
     assignment = "16-asymmetric-pipeline"
-    for sub in ("autograder", "solutions"):
+    for sub in ("autograder/lessons", "solutions"):
         shutil.copytree(ROOT / sub / assignment, tmp_path / sub / assignment)
     assert scoring_table.sync(assignment, write=False, root=tmp_path)
-    path = tmp_path / "autograder" / assignment / "rubric.yaml"
+    path = tmp_path / "autograder" / "lessons" / assignment / "rubric.yaml"
     text = path.read_text(encoding="utf-8")
     path.write_text(
         text.replace("reason: 没有说明增大 m 的副作用，扣 0.5 分", "reason: 副作用，扣 2 分"),
         encoding="utf-8",
     )
-    assert scoring_table.main(["--check", assignment]) == 0  # the repository itself is in sync
+    assert scoring_table.sync(assignment, write=False)  # the repository itself is in sync
     assert not scoring_table.sync(assignment, write=False, root=tmp_path)
     assert not scoring_table.sync(assignment, write=True, root=tmp_path)
     assert scoring_table.sync(assignment, write=False, root=tmp_path)

@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch import known_assignments
+from autograder.core.layout import REPO as LAYOUT
+from autograder.core.registry import lessons
 from autograder.demo import reference_code, with_code
-from autograder.engine import ROOT, load_assignment, shutdown_workers
+from autograder.engine import load_assignment, shutdown_workers
 from autograder.selfcheck import FAIL, OK, selfcheck, visible_scenarios
+
+ROOT = LAYOUT.root
 
 A16 = "16-asymmetric-pipeline"
 
@@ -25,7 +28,7 @@ def _workers():
 
 
 def _source(assignment_id: str) -> dict:
-    a = load_assignment(known_assignments()[assignment_id])
+    a = load_assignment(lessons()[assignment_id].directory)
     return json.loads(a.source.read_text(encoding="utf-8"))
 
 
@@ -49,15 +52,15 @@ def _fails(report) -> dict[str, list[str]]:
 
 
 def _no_hidden_tests(text: str, assignment_id: str) -> None:
-    a = load_assignment(known_assignments()[assignment_id])
+    a = load_assignment(lessons()[assignment_id].directory)
     for test in a.tests:
         assert test.name not in text and (not test.doc or test.doc not in text), test.name
     assert "test_" not in text
 
 
-@pytest.mark.parametrize("assignment_id", sorted(known_assignments()))
+@pytest.mark.parametrize("assignment_id", sorted(lessons()))
 def test_reference_passes(assignment_id):
-    a = load_assignment(known_assignments()[assignment_id])
+    a = load_assignment(lessons()[assignment_id].directory)
     report = selfcheck(a.source)
     assert report.ok, report.format()
     topics = {f.topic for f in report.findings if f.status == OK}
@@ -66,7 +69,7 @@ def test_reference_passes(assignment_id):
 
 
 def test_release_stub_is_not_ready():
-    a = load_assignment(known_assignments()[A16])
+    a = load_assignment(lessons()[A16].directory)
     report = selfcheck(a.release)
     fails = _fails(report)
     assert any("NotImplementedError" in t for t in fails["timing"])
@@ -90,7 +93,7 @@ def test_pipelab_import_is_caught(tmp_path):
 
 
 def test_import_inside_a_method_is_caught(tmp_path):
-    code = reference_code(known_assignments()[A16]) + (
+    code = reference_code(lessons()[A16].directory) + (
         "\n\ndef _helper():\n    import pipelab.figures\n    return pipelab\n"
     )
     fails = _fails(selfcheck(_write(tmp_path, with_code(_source(A16), code))))
@@ -98,7 +101,7 @@ def test_import_inside_a_method_is_caught(tmp_path):
 
 
 def test_infinite_loop_is_caught(tmp_path):
-    code = reference_code(known_assignments()[A16]) + (
+    code = reference_code(lessons()[A16].directory) + (
         "\n\ndef _forever(self, stage_latencies, num_microbatches):\n    while True:\n        pass\n\n\n"
         "AsymmetricPipelineScheduler.simulate_1f1b_execution = _forever\n"
     )
@@ -109,7 +112,7 @@ def test_infinite_loop_is_caught(tmp_path):
 
 
 def test_loop_at_load_time_is_caught(tmp_path):
-    code = reference_code(known_assignments()[A16]) + "\n\nwhile True:\n    pass\n"
+    code = reference_code(lessons()[A16].directory) + "\n\nwhile True:\n    pass\n"
     fails = _fails(selfcheck(_write(tmp_path, with_code(_source(A16), code))))
     assert "load" in fails, fails
 
@@ -146,7 +149,7 @@ def test_empty_answer_is_caught(tmp_path):
 
 def test_visible_scenarios_come_from_check_cells():
     """The scenarios are the literal calls of the notebook's check cells, e.g. the seed's case."""
-    scenarios = visible_scenarios(load_assignment(known_assignments()[A16]))
+    scenarios = visible_scenarios(load_assignment(lessons()[A16].directory))
     sim = scenarios["AsymmetricPipelineScheduler.simulate_1f1b_execution"]
     assert (([30.0, 10.0, 10.0, 20.0], 8), {}) in sim
     assert ((32, 2.0, 16.0, 8.0, 4), {}) in scenarios[
@@ -155,7 +158,7 @@ def test_visible_scenarios_come_from_check_cells():
 
 
 def test_cli_exit_codes():
-    a = load_assignment(known_assignments()[A16])
+    a = load_assignment(lessons()[A16].directory)
 
     def cli(path):
         cmd = [sys.executable, "-m", "autograder", "selfcheck", str(path)]
@@ -172,13 +175,13 @@ def test_validate_button_reply(tmp_path):
     whose every text is HTML-escaped (nbgrader's dialog puts it into innerHTML)."""
     from autograder.lab_selfcheck import run_selfcheck
 
-    a = load_assignment(known_assignments()[A16])
+    a = load_assignment(lessons()[A16].directory)
     assert run_selfcheck(a.source) == {"success": True, "value": {}}
     other = tmp_path / "elsewhere" / "notes.ipynb"
     other.parent.mkdir()
     other.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}))
     assert run_selfcheck(other) is None
-    code = reference_code(known_assignments()[A16]) + "\nraise ValueError('<img src=x onerror=alert(1)>')\n"
+    code = reference_code(lessons()[A16].directory) + "\nraise ValueError('<img src=x onerror=alert(1)>')\n"
     reply = run_selfcheck(_write(tmp_path, with_code(_source(A16), code)))
     error = reply["value"]["failed"][0]["error"]
     assert "&lt;img src=x onerror=alert(1)&gt;" in error and "<img" not in error

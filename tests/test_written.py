@@ -13,7 +13,7 @@ from autograder.written import normalise, split_sentences, suggest, validate_ite
 
 ROOT = Path(__file__).resolve().parents[1]
 # The one place that says where the Q criteria live (the lead repoints it to rubric.yaml).
-RUBRIC = ROOT / "autograder" / "16-asymmetric-pipeline" / "rubric.yaml"
+RUBRIC = ROOT / "autograder" / "lessons" / "16-asymmetric-pipeline" / "rubric.yaml"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "written"
 
 CRITERIA = {  # item -> criterion -> points (the issue-11 criteria; the corpus labels use these ids)
@@ -367,7 +367,7 @@ def test_every_fixture_is_used():
 
 # -- issue 11: notations, negation, contradiction, any k of n -----------------------------------------
 
-LESSON03 = ROOT / "autograder" / "03-load-imbalance" / "rubric.yaml"
+LESSON03 = ROOT / "autograder" / "lessons" / "03-load-imbalance" / "rubric.yaml"
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ def heldout() -> dict[str, dict[str, float]]:
     return agreement.report("heldout")
 
 
-@pytest.mark.parametrize("assignment", agreement.ASSIGNMENTS)
+@pytest.mark.parametrize("assignment", agreement.corpus_lessons())
 def test_corpus_shape_and_labels_follow_the_rubric(assignment):
     items = agreement.written_items(assignment)
     parts = {part: agreement.corpus(assignment, part) for part in agreement.PARTS}
@@ -57,7 +57,7 @@ def test_corpus_shape_and_labels_follow_the_rubric(assignment):
 
 def test_every_item_has_the_hard_cases():
     """Negations, copies of the question, keyword stuffing, off-topic and empty answers are in every item."""
-    for assignment in agreement.ASSIGNMENTS:
+    for assignment in agreement.corpus_lessons():
         for item_id in agreement.written_items(assignment):
             answers = [
                 a
@@ -99,7 +99,7 @@ def test_the_heldout_parts_are_never_listed_answer_by_answer():
             agreement.disagreements(part)
 
 
-@pytest.mark.parametrize("assignment", agreement.ASSIGNMENTS)
+@pytest.mark.parametrize("assignment", agreement.corpus_lessons())
 def test_reference_answers_get_full_suggestions(assignment):
     """The solutions notebook's answer cells (the one reference) earn every criterion."""
     items = agreement.written_items(assignment)

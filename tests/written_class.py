@@ -14,10 +14,14 @@ import json
 from pathlib import Path
 
 from autograder import gradebook
-from autograder.batch import known_assignments, result_path
+from autograder.batch import result_path
+from autograder.core.layout import REPO as LAYOUT
+from autograder.core.registry import lessons
 from autograder.demo import with_answers
-from autograder.engine import LESSONS_DIR, ROOT, load_assignment, score_items
+from autograder.engine import load_assignment, score_items
 from autograder.results import SubmissionResult
+
+ROOT = LAYOUT.root
 
 ASSIGNMENT = "16-asymmetric-pipeline"
 
@@ -25,9 +29,9 @@ ASSIGNMENT = "16-asymmetric-pipeline"
 def record_written_class(
     out: Path, answers: dict[str, dict[str, str]], submissions: Path, assignment_id: str = ASSIGNMENT
 ) -> dict[str, SubmissionResult]:
-    assignment = load_assignment(known_assignments()[assignment_id])
+    assignment = load_assignment(lessons()[assignment_id].directory)
     nb_name = f"{assignment.notebook}.ipynb"
-    release = json.loads((LESSONS_DIR / assignment_id / nb_name).read_text(encoding="utf-8"))
+    release = json.loads((LAYOUT.releases / assignment_id / nb_name).read_text(encoding="utf-8"))
     gradebook.prepare_course_dir(out, ROOT)
     gradebook.ensure_assignment(gradebook.db_url_for(out), assignment.id, assignment.source)
     results = {}

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from autograder import gradescope
-from autograder.batch import grade_class, known_assignments
+from autograder.batch import grade_class
+from autograder.core.registry import lessons
 from autograder.demo import build_sample_class
 
 
@@ -32,7 +33,7 @@ def main() -> int:
     demo = build_sample_class(work / "class")
     local = {(r.student_id, r.assignment_id): r for r in grade_class(demo, work / "local", quiet=True)}
     mismatches, runs, started = 0, 0, time.monotonic()
-    for assignment in known_assignments():
+    for assignment in lessons():
         root = work / f"root-{assignment}"
         shutil.rmtree(root, ignore_errors=True)
         gradescope.install(gradescope.build(assignment, work / "dist"), root)

@@ -439,11 +439,11 @@ def _q1_answer(path: Path) -> str | None:
 def small_class(dest: Path, scratch: Path) -> tuple[Path, str]:
     """The sample class cut down to lesson 16's ``reference-notebook`` and the first student whose written
     answers are partial (the first paragraph of the reference). Returns (submissions dir, that student)."""
+    from autograder.core.layout import REPO as LAYOUT
     from autograder.demo import build_sample_class, first_sentence_answers, reference_answers
-    from autograder.engine import SOLUTIONS_DIR
 
     everyone = build_sample_class(scratch)
-    source = json.loads((SOLUTIONS_DIR / ASSIGNMENT_16 / f"{NOTEBOOK_16}.ipynb").read_text(encoding="utf-8"))
+    source = json.loads((LAYOUT.sources / ASSIGNMENT_16 / f"{NOTEBOOK_16}.ipynb").read_text(encoding="utf-8"))
     partial_q1 = first_sentence_answers(reference_answers(source))["q1"]
     nb = Path(ASSIGNMENT_16) / f"{NOTEBOOK_16}.ipynb"
     students = sorted(p.name for p in everyone.iterdir() if (p / nb).is_file())

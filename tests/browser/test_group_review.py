@@ -23,8 +23,8 @@ import pytest
 from playwright.sync_api import expect
 
 from autograder import formgrader
+from autograder.core.layout import REPO as LAYOUT
 from autograder.demo import first_sentence_answers, reference_answers
-from autograder.engine import LESSONS_DIR, SOLUTIONS_DIR
 from tests.browser.test_hostile_review import ACTIVE_SELECTOR, PAYLOAD
 from tests.written_class import ASSIGNMENT, record_written_class
 
@@ -40,13 +40,15 @@ HOSTILE = (
 def group_class(tmp_path_factory, chromium_path, hostile_review_notebook):
     tmp = tmp_path_factory.mktemp("groups")
     source = json.loads(
-        (SOLUTIONS_DIR / ASSIGNMENT / "asymmetric_pipeline.ipynb").read_text(encoding="utf-8")
+        (LAYOUT.sources / ASSIGNMENT / "asymmetric_pipeline.ipynb").read_text(encoding="utf-8")
     )
     ref = reference_answers(source)
     part = first_sentence_answers(ref)
     # every answer vector of issue 10's catalogue, each with a payload that writes a file, opens a terminal
     # and records its name (tests/conftest.py, tests/browser/test_hostile_review.py)
-    release = json.loads((LESSONS_DIR / ASSIGNMENT / "asymmetric_pipeline.ipynb").read_text(encoding="utf-8"))
+    release = json.loads(
+        (LAYOUT.releases / ASSIGNMENT / "asymmetric_pipeline.ipynb").read_text(encoding="utf-8")
+    )
     hostile = hostile_review_notebook(release, lambda name: PAYLOAD.replace("NAME", name))
     catalogue = next(
         c["source"] for c in hostile["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "q1"

@@ -53,7 +53,7 @@ def test_validate_button_runs_the_selfcheck(lab, notebook_ui, artifacts, steps):
 
     code = (
         "import pipelab.figures  # 只在 JupyterLab 里有\n"
-        + reference_cells(REPO / "autograder" / ASSIGNMENT)["exercise"]
+        + reference_cells(REPO / "autograder" / "lessons" / ASSIGNMENT)["exercise"]
     )
     nb.set_source("exercise", code)
     text = validate(nb, artifacts / "validate-pipelab.png")

@@ -53,7 +53,7 @@ def assert_no_error(text: str, what: str) -> None:
 def test_lesson16_student_path(notebook_ui, artifacts, steps):
     """Lesson 16: figures render on Run All; reference → ✅ in both checks; a simulator that ignores the
     upstream stage → ❌ with expected and actual values in the simulator check."""
-    assignment = REPO / "autograder" / "16-asymmetric-pipeline"
+    assignment = REPO / "autograder" / "lessons" / "16-asymmetric-pipeline"
     mistakes = assignment / "mistakes"
     nb = notebook_ui("16-asymmetric-pipeline/asymmetric_pipeline.ipynb")
     steps("open the release, kernel idle")
@@ -99,7 +99,7 @@ def test_lesson03_student_path(notebook_ui, artifacts, steps):
     """Lesson 03: the reference in the four exercise cells, Run All → all four checks ✅ and every figure
     rendered; a wrong ``stage_times`` (max/min) → ❌ with expected and actual values. (Run All on the
     untouched release is covered by the lesson 16 test; skipped here to keep the suite under 3 minutes.)"""
-    assignment = REPO / "autograder" / "03-load-imbalance"
+    assignment = REPO / "autograder" / "lessons" / "03-load-imbalance"
     mistakes = assignment / "mistakes"
     nb = notebook_ui("03-load-imbalance/load_imbalance.ipynb")
     steps("open the release, kernel idle")
