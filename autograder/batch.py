@@ -252,7 +252,10 @@ def _grade_class(
             except RubricError as exc:
                 raise SystemExit(f"error: {exc}") from None
     for a in assignments.values():
-        gradebook.ensure_assignment(gradebook.db_url_for(out), a.id, a.source)
+        try:
+            gradebook.ensure_assignment(gradebook.db_url_for(out), a.id, a.source)
+        except gradebook.SourceChanged as exc:
+            raise SystemExit(f"error: {exc}") from None
 
     results: dict[tuple[str, str], SubmissionResult] = {}
     progress = Progress(len(work), open(os.devnull, "w") if quiet else sys.stderr)  # noqa: SIM115

@@ -6,13 +6,13 @@
 Where the student id comes from (first rule that matches an entry's path inside the zip):
 
 1. **Canvas** ("Download submissions"): a flat file ``<login>_[LATE_]<user id>_<submission id>_<name>.ipynb``,
-   e.g. ``zhangsan_12345_67890_asymmetric_pipeline.ipynb`` → student ``zhangsan``. Canvas's ``-1``, ``-2``
+   e.g. ``zhangsan_12345_67890_<notebook>.ipynb`` → student ``zhangsan``. Canvas's ``-1``, ``-2``
    suffixes on resubmitted file names are ignored.
 2. **Folders**: ``<student_id>/<file>.ipynb`` or ``<student_id>/<assignment_id>/<file>.ipynb`` (also below a
    single common top folder, e.g. ``submissions/<student_id>/...``, which is stripped).
 
 Whatever the file was called, it is written as the assignment's notebook name (from its rubric), so a
-student's ``Copy of asymmetric_pipeline (2).ipynb`` is graded. Student ids must be safe names (letters,
+student's ``Copy of <notebook> (2).ipynb`` is graded. Student ids must be safe names (letters,
 digits, ``_.@+-``); anything else is skipped and logged.
 
 If a student has several notebooks (several zips, resubmissions), the one with the latest timestamp

@@ -2,7 +2,7 @@
 
     timezone: Asia/Shanghai          # times written without an offset are in this zone (default UTC)
     assignments:
-      16-asymmetric-pipeline:
+      <lesson-id>:
         due: 2026-12-07 23:59
         grace: 15 minutes            # submitted up to due + grace counts as on time (default 0)
         per_day: 10%                 # per started day after the due date: a share of max_total, or points

@@ -234,6 +234,10 @@ def _release_cells(source_notebook_path: Path):
     return nb
 
 
+class SourceChanged(Exception):
+    """The lesson's source notebook gained or lost cells after submissions were recorded against it."""
+
+
 def ensure_assignment(gb_url: str, assignment_id: str, source_notebook_path: Path | str) -> None:
     """Create or update the assignment, its notebook and its grade/solution/task/source cells from the
     source notebook's nbgrader metadata, as ``nbgrader generate_assignment`` (SaveCells) would, in one
@@ -295,9 +299,14 @@ def ensure_assignment(gb_url: str, assignment_id: str, source_notebook_path: Pat
         ):
             existing = {c.name: c for c in db.query(model).filter_by(notebook_id=notebook.id)}
             if has_submissions and set(existing) != set(wanted):
-                raise RuntimeError(
-                    f"cannot add or remove cells of notebook {notebook_id!r} of {assignment_id!r}: it has "
-                    f"submissions ({model.__name__}: gradebook {sorted(existing)}, source {sorted(wanted)})"
+                added, removed = sorted(set(wanted) - set(existing)), sorted(set(existing) - set(wanted))
+                raise SourceChanged(
+                    f"{assignment_id}: the source notebook {source_notebook_path} now has other graded cells "
+                    f"than the ones this gradebook recorded its submissions against ({model.__name__}"
+                    + (f"; added {', '.join(added)}" if added else "")
+                    + (f"; removed {', '.join(removed)}" if removed else "")
+                    + "). nbgrader's gradebook cannot change a notebook's cells once it has submissions: "
+                    "grade into a new --out directory (nothing in this one is lost), or undo the change."
                 )
             for name in set(existing) - set(wanted):
                 db.delete(existing[name])

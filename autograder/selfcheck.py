@@ -195,8 +195,8 @@ def _value(node: ast.AST, env: dict):
 
 def exercise_targets(assignment: Assignment) -> dict[str, str]:
     """{name as called in a check cell: target for the sandbox} for every function and method that the
-    release's exercise cells define (``stage_times`` → ``stage_times``, ``simulate_1f1b_execution`` →
-    ``AsymmetricPipelineScheduler.simulate_1f1b_execution``)."""
+    release's exercise cells define (a function ``f`` → ``f``, a method ``m`` of class ``C`` →
+    ``C.m``)."""
     targets: dict[str, str] = {}
     for cell in assignment.cells.cells:
         if cell.role != "solution" or cell.cell_type != "code":

@@ -180,7 +180,10 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
     registered = sorted({pair for d in shard_dirs for pair in _registered(gradebook.db_url_for(d))})
     for assignment_id, notebook_id in registered:
         source_nb = gradebook.source_directory(out) / assignment_id / f"{notebook_id}.ipynb"
-        gradebook.ensure_assignment(url, assignment_id, source_nb)
+        try:
+            gradebook.ensure_assignment(url, assignment_id, source_nb)
+        except gradebook.SourceChanged as exc:
+            raise ShardError(str(exc)) from None
 
     progress = Progress(len(todo), open(os.devnull, "w") if quiet else sys.stderr)  # noqa: SIM115
     merged = []

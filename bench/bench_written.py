@@ -1,6 +1,6 @@
 """Written-answer suggestions against a careful instructor's labels (issue 11, point 2).
 
-Prints, for the tuning and the held-out parts of the labelled corpus (autograder/*/written_corpus/),
+Prints, for the tuning and the held-out parts of the labelled corpus (autograder/lessons/*/written_corpus/),
 per item and overall: exact agreement, within ±0.5, MAE, over-credit, under-credit and the highest
 suggestion given to a negated answer; then the scorer's speed per answer. Targets (held-out part):
 >= 90 % within ±0.5 overall, no item under 80 %, over-credit <= 3 %, negated answers <= 0.5.

@@ -63,7 +63,9 @@ def test_demo_grades_the_sample_class_in_under_a_minute(tmp_path):
         )
     # the combined view holds the same rows: each lesson's cells under the same column names
     combined = _rows(grading / "grades.csv")
-    per_lesson = [row for found in lessons().values() for row in _rows(grading / "grades" / f"{found.id}.csv")]
+    per_lesson = [
+        row for found in lessons().values() for row in _rows(grading / "grades" / f"{found.id}.csv")
+    ]
     assert len(combined) == len(per_lesson)
     by_key = {(r["student_id"], r["assignment_id"]): r for r in combined}
     for row in per_lesson:

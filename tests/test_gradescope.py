@@ -50,7 +50,7 @@ for root in ("{{ROOT}}",):  # the test's root (never the host's /autograder)
         except OSError:
             pass
     try:
-        with open(root + "/source/autograder/16-asymmetric-pipeline/test_simulator.py") as fh:
+        with open(root + "/source/autograder/lessons/16-asymmetric-pipeline/test_simulator.py") as fh:
             LEAKED = "def test_" in fh.read()
     except OSError:
         pass
@@ -131,7 +131,7 @@ def test_the_zip_follows_the_contract_and_holds_no_solution(built):
         modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in zf.infolist()}
     assert {"setup.sh", "run_autograder", "requirements.txt", gradescope.CONFIG_NAME} <= names
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
-    assert f"autograder/{ASSIGNMENT}/rubric.yaml" in names and f"lessons/{ASSIGNMENT}/{NB}" in names
+    assert f"autograder/lessons/{ASSIGNMENT}/rubric.yaml" in names and f"lessons/{ASSIGNMENT}/{NB}" in names
     assert not any(n.startswith("solutions/") or "/mistakes/" in n or n.startswith("pipelab/") for n in names)
     requirements = (root / "source" / "requirements.txt").read_text().split()
     assert all("==" in r for r in requirements)

@@ -1,4 +1,7 @@
-"""The student release (lessons/) is generated from the source (solutions/) and gives nothing away.
+"""The release tool reports drift, and lesson 16's release gives nothing away that is particular to it.
+
+(Every lesson's release is in sync, without outputs, with no reference code and with nbgrader's cells as
+its rubric says: tests/test_lessons.py.)
 
 Reference code and reference answers are derived from the source notebook (its ``### BEGIN/END
 SOLUTION`` regions and its answer cells), never hard-coded here, so these tests follow the lesson.
@@ -13,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from autograder import release
-from autograder.core.notebook_format import normalise_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "16-asymmetric-pipeline"
@@ -78,11 +80,6 @@ def fresh() -> dict[str, bytes]:
     return release.generate(ASSIGNMENT)
 
 
-def test_release_in_sync_with_fresh_generation(fresh):
-    problems = release.diff(ASSIGNMENT, fresh, release.current(ASSIGNMENT))
-    assert not problems, "lessons/ drifted from solutions/; run `make release`:\n" + "\n".join(problems)
-
-
 def test_check_mode_reports_drift(fresh):
     stale = dict(fresh)
     stale[NOTEBOOK] = fresh[NOTEBOOK].replace(b"YOUR ANSWER HERE", b"tampered", 1)
@@ -97,27 +94,6 @@ def test_check_mode_reports_drift(fresh):
 def test_cli_check_exits_zero_when_in_sync(capsys):
     assert release.main(["--check", ASSIGNMENT]) == 0
     assert "in sync" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("path", [SOURCE, RELEASE], ids=["source", "release"])
-def test_no_outputs_and_stable_json(path):
-    text = path.read_text(encoding="utf-8")
-    nb = json.loads(text)
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "code":
-            assert cell["outputs"] == [], f"cell {cell.get('id')} has outputs"
-            assert cell["execution_count"] is None, f"cell {cell.get('id')} has an execution count"
-    assert text == normalise_notebook(text), f"{path.name} is not in normalised form"
-
-
-def test_release_has_no_reference_code(source, released):
-    ref = solution_lines(source)
-    assert len(ref) > 20, "expected the reference implementation inside the solution regions"
-    shipped = {line.strip() for cell in released["cells"] for line in _src(cell).splitlines()}
-    leaked = [line for line in ref if line in shipped]
-    assert not leaked, f"reference code in the release: {leaked[:5]}"
-    text = json.dumps(released, ensure_ascii=False)
-    assert BEGIN not in text and END not in text
 
 
 def test_release_has_no_reference_answers(source, released):
@@ -140,47 +116,6 @@ def test_release_stubs_both_methods(released):
     for method in ("simulate_1f1b_execution", "solve_optimal_layer_partition"):
         body = code.split(f"def {method}", 1)[1].split("\n    def ", 1)[0]
         assert "raise NotImplementedError()" in body, f"{method} is not stubbed"
-
-
-@pytest.mark.parametrize("path", [SOURCE, RELEASE], ids=["source", "release"])
-def test_no_hidden_test_material(path):
-    text = path.read_text(encoding="utf-8")
-    for needle in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME"):
-        assert needle not in text
-    assert not re.search(r"^\s*(?:from|import)\s+autograder\b", text.replace("\\n", "\n"), re.MULTILINE)
-    assert "autograder.testing" not in text
-
-
-@pytest.mark.parametrize("path", [SOURCE, RELEASE], ids=["source", "release"])
-def test_nbgrader_metadata(path):
-    nb = _load(path)
-    ids = [c.get("id") for c in nb["cells"]]
-    assert len(ids) == len(set(ids)), "cell ids must be unique"
-    for cell in nb["cells"]:
-        meta = _nbg(cell)
-        if cell["cell_type"] == "code":
-            assert meta, f"code cell {cell['id']} has no nbgrader metadata"
-            assert meta.get("solution") or meta.get("locked"), (
-                f"code cell {cell['id']} is neither solution nor locked"
-            )
-    by_id = {_nbg(c)["grade_id"]: _nbg(c) for c in nb["cells"] if _nbg(c)}
-    assert by_id["exercise"]["solution"] and not by_id["exercise"]["grade"]
-    for item in ("simulator", "solver"):
-        m = by_id[item]
-        assert (m["grade"], m["solution"], m["locked"], m["points"]) == (True, False, True, 2)
-    for item in ("q1", "q2", "q3"):
-        m = by_id[item]
-        assert (m["grade"], m["solution"], m["points"]) == (True, True, 2)
-        assert by_id[f"{item}-question"]["locked"]
-    rubric = ROOT / "autograder" / "lessons" / ASSIGNMENT / "rubric.yaml"
-    if rubric.exists():
-        yaml = pytest.importorskip("yaml")
-        items = {  # an extra-credit item's cell has 0 points, so nbgrader's maximum leaves it out
-            i["id"]: 0 if i.get("extra_credit") else i["points"]
-            for i in yaml.safe_load(rubric.read_text(encoding="utf-8"))["items"]
-        }
-        graded = {k: v["points"] for k, v in by_id.items() if v.get("grade")}
-        assert graded == items, "graded cells must match the rubric items (grade_id = item id, same points)"
 
 
 @pytest.mark.parametrize("path", [SOURCE, RELEASE], ids=["source", "release"])

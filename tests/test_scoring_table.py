@@ -19,7 +19,7 @@ from autograder.core.registry import lessons
 from autograder.engine import load_assignment
 
 ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENTS = ("16-asymmetric-pipeline", "03-load-imbalance")
+ASSIGNMENTS = tuple(lessons())
 QUESTION_RE = re.compile(r"^\*\*Q(\d+)（([\d.]+) 分）\*\*：(.*)$", re.S)
 
 

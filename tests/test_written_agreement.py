@@ -1,6 +1,6 @@
 """The written-answer suggestions agree with a careful instructor on the labelled corpus (issue 11).
 
-The corpus (autograder/<assignment>/written_corpus/) is checked for shape first: every written item has
+The corpus (autograder/lessons/<lesson>/written_corpus/) is checked for shape first: every written item has
 >= 40 labelled answers, the labels use the rubric's criteria and points, and about a third is held out.
 Then the agreement targets are enforced on the HELD-OUT part, which the scorer was never tuned on:
 >= 90 % of suggestions within ±0.5 of the label overall, no item under 80 %, over-credit (suggestion >

@@ -15,8 +15,8 @@ targets = [
     "{{OUT}}/feedback",
     "{{SUBS}}/a01_eq_float_subclass/16-asymmetric-pipeline/asymmetric_pipeline.ipynb",
     "{{SUBS}}/honest_reference_1/16-asymmetric-pipeline/asymmetric_pipeline.ipynb",
-    "{{ROOT}}/autograder/16-asymmetric-pipeline/rubric.yaml",
-    "{{ROOT}}/autograder/16-asymmetric-pipeline/test_simulator.py",
+    "{{ROOT}}/autograder/lessons/16-asymmetric-pipeline/rubric.yaml",
+    "{{ROOT}}/autograder/lessons/16-asymmetric-pipeline/test_simulator.py",
     "{{ROOT}}/pipelab/__init__.py",
     "{{ROOT}}/solutions/16-asymmetric-pipeline/x.ipynb",
 ]

@@ -10,7 +10,7 @@ import pytest
 
 from pipelab.varlen import backward_first, pareto_front, static_1f1b, throughput_latency
 
-HIDDEN = Path(__file__).resolve().parents[2] / "autograder" / "03-load-imbalance"
+HIDDEN = Path(__file__).resolve().parents[2] / "autograder" / "lessons" / "03-load-imbalance"
 
 
 def _hidden(name: str):

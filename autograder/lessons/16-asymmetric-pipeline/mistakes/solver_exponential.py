@@ -1,5 +1,6 @@
 # expect: simulator=2 solver=1.25
 # include: reference
+# slow: two calls run into the per-call time limit on purpose
 # Correct but exponential: tries every composition of the layers (C(L-1, P-1) of them). Fine on the
 # small cases, times out on hundreds of layers: loses exactly the two large-size tests (4 + 2 of 16).
 # (Validation is the reference's: the override calls it first.)
