@@ -53,10 +53,10 @@ check: $(STAMP)
 # every lesson of the registry (autograder/lessons/*/rubric.yaml), or LESSON=<id> for one
 LESSON ?=
 release: $(STAMP)
-	$(PY) -m autograder.release $(LESSON)
+	$(PY) -m autograder.authoring.release $(LESSON)
 
 check-release: $(STAMP)
-	$(PY) -m autograder.release --check $(LESSON)
+	$(PY) -m autograder.authoring.release --check $(LESSON)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

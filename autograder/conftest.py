@@ -6,13 +6,14 @@ sandboxed worker students get, so the reference goes through the path any submis
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
-from autograder.engine import Submission, _worker_for, load_assignment, shutdown_workers
-from autograder.notebook import extract
-from autograder.sandbox import resolve_isolation
+from autograder.grading.engine import Submission, _worker_for, load_assignment, shutdown_workers
+from autograder.grading.notebook import extract
+from autograder.sandbox.isolation import resolve_isolation
 
 
 @pytest.fixture(scope="session")
@@ -24,7 +25,6 @@ def _isolation():
 
 @pytest.fixture
 def sub(request, _isolation):
-    import time
 
     assignment = load_assignment(Path(request.node.path).parent)
     extracted = extract(assignment.source, assignment.cells, assignment.written_ids)

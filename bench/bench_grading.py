@@ -30,7 +30,7 @@ SKIP = ("infinite-loop", "truncated-file")  # nbgrader would wait 30 s per cell 
 
 
 def _honest_class(dest: Path) -> Path:
-    from autograder.demo import build_sample_class
+    from autograder.authoring.demo import build_sample_class
 
     full = build_sample_class(dest / "all")
     honest = dest / "honest"
@@ -41,7 +41,7 @@ def _honest_class(dest: Path) -> Path:
 
 
 def _time_engine(submissions: Path, out: Path, isolation: str, jobs: int | None = None):
-    from autograder.batch import grade_class
+    from autograder.classroom.batch import grade_class
 
     start = time.perf_counter()
     results = grade_class(submissions, out, isolation=isolation, force=True, quiet=True, jobs=jobs)
@@ -64,7 +64,7 @@ def _embed_hidden_tests(source: dict, assignment_dir: Path) -> dict:
 
 
 def _time_nbgrader(submissions: Path, course: Path, assignments: dict[str, Path]):
-    from autograder.engine import load_assignment
+    from autograder.grading.engine import load_assignment
 
     course.mkdir(parents=True)
     (course / "nbgrader_config.py").write_text(
@@ -146,7 +146,7 @@ def _load() -> str:
 
 
 def _class_scale(tmp: Path, base: Path, n: int, mode: str, target: float | None) -> float:
-    from autograder.batch import Phases, default_jobs, grade_class
+    from autograder.classroom.batch import Phases, default_jobs, grade_class
 
     subs = _scaled_class(base, tmp / f"class-{n}", n)
     phases = Phases()
@@ -209,9 +209,9 @@ def _process_tree_cpu(pid: int) -> float:
 def _cpu_per_submission(base: Path, tmp: Path, mode: str, n: int = 60) -> None:
     """CPU per submission, grader and sandbox, on one sandbox in series: the figure the machine's load
     inflates least (wall time under load mostly measures waiting for a core)."""
-    from autograder.batch import discover
+    from autograder.classroom.batch import discover
     from autograder.core.registry import lessons
-    from autograder.engine import _all_workers, grade_notebook, load_assignment, shutdown_workers
+    from autograder.grading.engine import _all_workers, grade_notebook, load_assignment, shutdown_workers
 
     jobs = [j for j in discover(_scaled_class(base, tmp / "cpu", n)) if j.path]
     assignments = {a: load_assignment(d) for a, d in ((k, v.directory) for k, v in lessons().items())}
@@ -234,9 +234,9 @@ def _cpu_per_submission(base: Path, tmp: Path, mode: str, n: int = 60) -> None:
 
 
 def main() -> None:
+    from autograder.authoring.demo import build_sample_class
     from autograder.core.registry import lessons
-    from autograder.demo import build_sample_class
-    from autograder.sandbox import resolve_isolation
+    from autograder.sandbox.isolation import resolve_isolation
 
     assignments = lessons()
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:

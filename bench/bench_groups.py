@@ -1,8 +1,8 @@
 """Answer groups (issue 11, point 4): how many reviews an instructor makes against how many answers.
 
-* **Demo class** (``make demo``'s sample class, ``autograder.demo.build_sample_class``): every written
-  answer of every submission that is a readable notebook, scored by ``autograder.written.suggest`` (what
-  grading records) and grouped with ``autograder.answer_groups.group_answers``, as
+* **Demo class** (``make demo``'s sample class, ``autograder.authoring.demo.build_sample_class``): every written
+  answer of every submission that is a readable notebook, scored by ``autograder.grading.written.suggest`` (what
+  grading records) and grouped with ``autograder.review.answer_groups.group_answers``, as
   ``python -m autograder groups --out build/demo/grading`` shows after ``make demo``.
 * **Synthetic 300-answer class per item**, built from the labelled corpus
   (``autograder/<lesson>/written_corpus/{tune,heldout}.yaml``): 300 students, each answering with a
@@ -37,9 +37,9 @@ from pathlib import Path
 
 import yaml
 
-from autograder.answer_groups import SIMILARITY, answer_of, group_answers
 from autograder.core.registry import lesson_of, lessons
-from autograder.written import suggest
+from autograder.grading.written import suggest
+from autograder.review.answer_groups import SIMILARITY, answer_of, group_answers
 
 CLASS_SIZE = 300
 SEED = 11
@@ -133,7 +133,7 @@ def stats(answers: list, threshold: float = SIMILARITY, item_id: str = "q") -> d
 
 def demo_class() -> dict[tuple[str, str], list]:
     """(assignment, item) -> answers of make demo's sample class (readable notebooks only)."""
-    from autograder.demo import build_sample_class
+    from autograder.authoring.demo import build_sample_class
 
     found: dict[tuple[str, str], list] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import time
 
-from autograder import agreement
-from autograder.written import suggest
+from autograder.authoring import agreement
+from autograder.grading.written import suggest
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ class InKernelSubmission:
         self.namespace = namespace
 
     def call(self, target: str, *args, **kwargs):
-        from autograder.sandbox_worker import _Budget, describe_exception, from_json, resolve, to_plain
+        from autograder.sandbox.worker import _Budget, describe_exception, from_json, resolve, to_plain
         from autograder.testing import Result, encode_arg
 
         args = from_json([encode_arg(a) for a in args])
@@ -25,7 +25,7 @@ class InKernelSubmission:
             res.error = describe_exception(exc)
         res.args_after, _ = to_plain(args, _Budget())
         res.kwargs_after, _ = to_plain(kwargs, _Budget())
-        from autograder.sandbox import _decode_floats
+        from autograder.sandbox.isolation import _decode_floats
 
         res.value, res.args_after = _decode_floats(res.value), _decode_floats(res.args_after)
         return res
@@ -40,7 +40,7 @@ class InKernelSubmission:
 
 def run_item(namespace: dict, assignment_dir: str, item_id: str) -> None:
     """All-or-nothing, like an nbgrader test cell: raise if any hidden test of ``item_id`` fails."""
-    from autograder.engine import Assignment
+    from autograder.grading.engine import Assignment
 
     assignment = Assignment.load(Path(assignment_dir))
     sub = InKernelSubmission(namespace)

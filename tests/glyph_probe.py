@@ -68,7 +68,7 @@ def render_open_figures() -> int:
 def run_notebook(path: Path) -> int:
     import nbformat
 
-    from autograder.notebook import neutralise_magics
+    from autograder.grading.notebook import neutralise_magics
 
     nb = nbformat.read(path, as_version=4)
     os.chdir(path.parent)

@@ -1,5 +1,5 @@
-"""Answer groups: grouping (autograder.answer_groups), confirming a group into nbgrader's gradebook and
-export (autograder.group_review), the review page (autograder.group_page) and ``python -m autograder groups``.
+"""Answer groups: grouping (autograder.review.answer_groups), confirming a group into nbgrader's gradebook and
+export (autograder.review.groups), the review page (autograder.review.group_page) and ``python -m autograder groups``.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from autograder import gradebook
-from autograder.__main__ import main as cli
-from autograder.answer_groups import SIMILARITY, Answer, group_answers, similarity_matrix
+from autograder.cli.main import main as cli
+from autograder.authoring.demo import first_sentence_answers, reference_answers
+from autograder.classroom.export import export
 from autograder.core.layout import REPO as LAYOUT
-from autograder.demo import first_sentence_answers, reference_answers
-from autograder.export import export
-from autograder.group_page import CSP, render_index, render_item
-from autograder.group_review import (
+from autograder.gradebook import store as gradebook
+from autograder.review.answer_groups import SIMILARITY, Answer, group_answers, similarity_matrix
+from autograder.review.group_page import CSP, render_index, render_item
+from autograder.review.groups import (
     StaleGroup,
     confirm_group,
     review_items,
@@ -283,7 +283,7 @@ def test_cli_prints_group_counts(graded, capsys):
 
 def test_review_server_requires_login_and_confirms_through_its_form(graded):
     """The extension on a real Jupyter server (as `python -m autograder formgrader` starts it)."""
-    from autograder import formgrader
+    from autograder.review import formgrader
 
     out, _ = graded
     with formgrader.start(out, app="server", log_path=out.parent / "server.log") as server:

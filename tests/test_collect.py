@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import collect as collect_mod
-from autograder.collect import collect
+from autograder.intake import collect as collect_mod
+from autograder.intake.collect import collect
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "16-asymmetric-pipeline"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.demo import mistake_code, parse_expectations, reference_code, with_code
-from autograder.sandbox import LIMITS_ENV, resolve_isolation
+from autograder.authoring.demo import mistake_code, parse_expectations, reference_code, with_code
+from autograder.sandbox.isolation import LIMITS_ENV, resolve_isolation
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "16-asymmetric-pipeline"

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch import grade_class
+from autograder.classroom.batch import grade_class
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.registry import lessons
 from autograder.core.rubric import RubricError
-from autograder.engine import Assignment, grade_notebook, load_assignment, shutdown_workers
-from autograder.sandbox import resolve_isolation
+from autograder.grading.engine import Assignment, grade_notebook, load_assignment, shutdown_workers
+from autograder.sandbox.isolation import resolve_isolation
 
 ROOT = LAYOUT.root
 
@@ -55,7 +55,7 @@ def test_unchanged_release_scores_zero_on_code(assignment_id, isolation):
 
 
 def _sample_class(tmp_path: Path, names: tuple[str, ...]) -> Path:
-    from autograder.demo import build_sample_class
+    from autograder.authoring.demo import build_sample_class
 
     full = build_sample_class(tmp_path / "all")
     chosen = tmp_path / "class"
@@ -197,7 +197,7 @@ def test_rubric_rejects_written_items_without_criteria(tmp_path):
 def test_credit_per_part_of_a_test(tmp_path):
     """``@item(parts=...)``: each part of a test earns its share; a failure outside every part (the
     wrong shape, a call that raised) earns nothing; timeouts still end the test."""
-    from autograder.engine import run_tests, score_items
+    from autograder.grading.engine import run_tests, score_items
 
     tests = (
         "from autograder.testing import CallTimeout, item, part\n"

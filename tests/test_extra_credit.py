@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder import export as export_mod
-from autograder import feedback
-from autograder import gradebook as gbmod
+from autograder.classroom import export as export_mod
+from autograder.core.results import STATIC_REVIEW, ItemResult, SubmissionResult
 from autograder.core.rubric import RubricError
-from autograder.engine import Assignment
-from autograder.results import STATIC_REVIEW, ItemResult, SubmissionResult
+from autograder.gradebook import store as gbmod
+from autograder.grading.engine import Assignment
+from autograder.reporting import feedback
 
 FIXTURE_SOURCE = Path(__file__).parent / "fixtures" / "gradebook" / "source"
 ASSIGNMENT, NOTEBOOK = "gb-demo", "tiny"

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Comment, Grade, Gradebook, Student, SubmittedAssignment, SubmittedNotebook
 
-from autograder import export as export_mod
-from autograder import formgrader
-from autograder import gradebook as gbmod
-from autograder.results import STATIC_REVIEW, ItemResult, SubmissionResult
-from autograder.results import TestOutcome as Outcome
+from autograder.classroom import export as export_mod
+from autograder.core.results import STATIC_REVIEW, ItemResult, SubmissionResult
+from autograder.core.results import TestOutcome as Outcome
+from autograder.gradebook import store as gbmod
+from autograder.review import formgrader
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_SOURCE = Path(__file__).parent / "fixtures" / "gradebook" / "source"
@@ -186,7 +186,7 @@ def test_recorded_scores_and_suggestions(course):
         assert "FAIL test_solver_core" in bob[0].auto_comment and "请检查等待关系" in bob[0].auto_comment
     for student, path in course["paths"].items():
         copy = out / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
-        # the review copy: the submission's cells, built inert (autograder.review_copy), never a byte copy
+        # the review copy: the submission's cells, built inert (autograder.gradebook.review_copy), never a byte copy
         submitted, shown = (json.loads(p.read_text(encoding="utf-8")) for p in (path, copy))
         code = [cell_text(c) for c in submitted["cells"] if c["cell_type"] == "code"]
         assert [cell_text(c) for c in shown["cells"] if c["cell_type"] == "code"] == code

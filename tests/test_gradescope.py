@@ -18,11 +18,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder import gradescope
-from autograder.batch import grade_class
-from autograder.demo import mistake_code, reference_code, with_code
-from autograder.results import SubmissionResult
-from autograder.sandbox import resolve_isolation
+from autograder.authoring.demo import mistake_code, reference_code, with_code
+from autograder.classroom.batch import grade_class
+from autograder.core.results import SubmissionResult
+from autograder.platforms import gradescope
+from autograder.sandbox.isolation import resolve_isolation
 
 REPO = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "16-asymmetric-pipeline"
@@ -316,8 +316,8 @@ def test_the_other_lesson_builds_and_grades_the_same(tmp_path):
 
 def test_results_json_maps_extra_credit_and_written_items():
     """Generic over rubric items: a synthetic result with a regular, an extra-credit and a written item."""
-    from autograder.results import STATIC_REVIEW, ItemResult
-    from autograder.results import TestOutcome as Outcome
+    from autograder.core.results import STATIC_REVIEW, ItemResult
+    from autograder.core.results import TestOutcome as Outcome
 
     items = [
         ItemResult(
@@ -410,7 +410,7 @@ def test_requirements_cover_what_grading_imports(built):
 def test_without_the_sandbox_the_build_fails_and_no_submission_is_graded(built, monkeypatch, capsys):
     """The default zip refuses to run student code unsandboxed: setup.sh's check fails the image build
     with the reason, and a submission run anyway gets a valid 'autograder failed' result, never a grade."""
-    from autograder import sandbox
+    from autograder.sandbox import isolation as sandbox
 
     _, root = built
     if json.loads((root / "source" / gradescope.CONFIG_NAME).read_text())["isolation"] != "bwrap":

@@ -27,10 +27,17 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engine, sandbox
-from autograder.batch import grade_class
-from autograder.demo import mistake_code, parse_expectations, reference_code, with_answers, with_code
-from autograder.sandbox import LIMITS_ENV, drop_to_nobody, resolve_isolation
+from autograder.authoring.demo import (
+    mistake_code,
+    parse_expectations,
+    reference_code,
+    with_answers,
+    with_code,
+)
+from autograder.classroom.batch import grade_class
+from autograder.grading import engine
+from autograder.sandbox import isolation as sandbox
+from autograder.sandbox.isolation import LIMITS_ENV, drop_to_nobody, resolve_isolation
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile"
@@ -531,7 +538,7 @@ def test_unsafe_folder_names_get_an_error_row_under_a_safe_id(malformed_batch):
     """Attack 6: `grade` applies collect's id rule. Each unsafe folder (formula prefixes, control
     characters, RTL override, invalid UTF-8, newline) gets its own row under a safe stand-in id that
     cannot start a formula or carry control characters, says why, and never passes."""
-    from autograder.untrusted import SAFE_ID
+    from autograder.core.untrusted import SAFE_ID
 
     unsafe = [r for r in malformed_batch["rows"] if r["student_id"].startswith("unsafe_")]
     assert len(unsafe) == len(UNSAFE_FOLDERS)
@@ -571,7 +578,7 @@ def test_a_recording_failure_is_that_students_error_row(tmp_path, monkeypatch):
     """Attack 2: when recording one student fails (here the gradebook raises UnicodeEncodeError, as
     SQLite did on a lone surrogate), that student gets an error row and every other student is
     recorded; grades.csv has them all."""
-    from autograder import gradebook
+    from autograder.gradebook import store as gradebook
 
     record_many = gradebook.record_many
 
@@ -718,7 +725,7 @@ def test_temp_folders_are_removed_when_grade_is_interrupted(tmp_path, signum, is
 def test_temp_folders_are_removed_when_the_batch_raises(tmp_path, monkeypatch):
     """Attack 8: an exception in the middle of a batch (here: the progress display) still stops every
     sandbox and removes its temporary folders."""
-    from autograder import batch as batch_module
+    from autograder.classroom import batch as batch_module
 
     temp = Path(tempfile.mkdtemp(prefix="raises-"))
     temp.chmod(0o755)
@@ -778,9 +785,9 @@ def test_a_worker_stopped_from_two_threads_frees_its_uid_once(monkeypatch):
 def test_the_demo_falls_back_without_bubblewrap_and_says_so(tmp_path, monkeypatch, capsys):
     """Attack 8, the demo's side: `make demo` grades its own sample class (built from the release and
     the reference) in the fallback where bubblewrap cannot run, and says so before grading."""
-    from autograder import __main__ as cli
-    from autograder import batch as batch_module
-    from autograder import demo as demo_module
+    from autograder.cli import main as cli
+    from autograder.authoring import demo as demo_module
+    from autograder.classroom import batch as batch_module
 
     monkeypatch.setattr(sandbox, "bwrap_usable", lambda: (False, "bubblewrap is not installed"))
     monkeypatch.setattr(demo_module, "build_sample_class", lambda dest: Path(dest))

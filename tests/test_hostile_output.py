@@ -1,5 +1,5 @@
 """Issue 10, output escaping: text a student controls reaches the instructor's spreadsheet, terminal and
-browser only as inert text (``autograder/safe_text.py`` at every write point).
+browser only as inert text (``autograder/core/safe_text.py`` at every write point).
 
 Student folders named like spreadsheet formulas (OWASP CSV injection: ``=``, ``+``, ``-``, ``@``, tab,
 carriage return), terminal escape sequences (ESC/CSI, an OSC-52 clipboard write, BEL, a carriage return
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.safe_text import FORMULA_START, csv_cell, html_text, terminal_text
+from autograder.core.safe_text import FORMULA_START, csv_cell, html_text, terminal_text
 
 REPO = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "16-asymmetric-pipeline"

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import formgrader, gradebook
 from autograder.core.layout import REPO as LAYOUT
-from autograder.engine import load_assignment, zero_items
-from autograder.results import SubmissionResult
-from autograder.review_server import MATHJAX_ORIGIN
+from autograder.core.results import SubmissionResult
+from autograder.gradebook import store as gradebook
+from autograder.grading.engine import load_assignment, zero_items
+from autograder.review import formgrader
+from autograder.review.server import MATHJAX_ORIGIN
 
 ROOT = LAYOUT.root
 

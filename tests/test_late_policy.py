@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch import grade_class
-from autograder.collect import apply_times, collect
+from autograder.classroom.batch import grade_class
 from autograder.core.registry import lessons
-from autograder.course import (
+from autograder.grading.engine import load_assignment, shutdown_workers
+from autograder.intake.collect import apply_times, collect
+from autograder.intake.course import (
     LATE_MARKER_FILE,
     CourseError,
     apply_policy,
@@ -24,7 +25,6 @@ from autograder.course import (
     read_submission_time,
     write_submission_time,
 )
-from autograder.engine import load_assignment, shutdown_workers
 
 A = "16-asymmetric-pipeline"
 NB = "asymmetric_pipeline.ipynb"
@@ -225,7 +225,7 @@ def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
     assert (out / "course.yaml").read_text(encoding="utf-8") == COURSE  # kept for later runs and export
 
     # export re-applies the kept course file (after formgrader changed scores) to results and gradebook
-    from autograder.course import reapply
+    from autograder.intake.course import reapply
 
     (out / "course.yaml").write_text(COURSE.replace("per_day: 10%", "per_day: 20%"), encoding="utf-8")
     late = next(r for r in results if r.student_id == "late")
@@ -236,16 +236,16 @@ def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
 
 
 def test_no_course_file_keeps_grades_csv_as_it_was(tmp_path):
-    from autograder.export import FIXED_HEAD, FIXED_TAIL, write_grades_csv
-    from autograder.results import SubmissionResult
+    from autograder.classroom.export import FIXED_HEAD, FIXED_TAIL, write_grades_csv
+    from autograder.core.results import SubmissionResult
 
     path = write_grades_csv(tmp_path, [SubmissionResult("s", A, "nb")])
     assert path.read_text(encoding="utf-8").splitlines()[0] == ",".join(FIXED_HEAD + FIXED_TAIL)
 
 
 def test_canvas_late_marker_that_disagrees_is_flagged():
-    from autograder.course import MARKER_NOTE, apply_to_result
-    from autograder.results import SubmissionResult
+    from autograder.core.results import SubmissionResult
+    from autograder.intake.course import MARKER_NOTE, apply_to_result
 
     policies = load_course_text(COURSE)
     on_time = apply_to_result(SubmissionResult("s", A, "nb"), policies, CASES[0][1], lms_marker=True)
@@ -257,7 +257,8 @@ def test_canvas_late_marker_that_disagrees_is_flagged():
 
 
 def test_sharded_grading_and_merge_keep_the_late_policy(tmp_path, course):
-    from autograder.shards import merge, parse_shard
+    from autograder.classroom.shards import merge
+    from autograder.classroom.sharding import parse_shard
 
     a = load_assignment(lessons()[A].directory)
     subs = tmp_path / "submitted"

@@ -6,8 +6,8 @@ checked for every lesson by tests/test_lessons.py.)
 Each file in ``autograder/lessons/03-load-imbalance/mistakes/`` stands for the exercise code (all four functions)
 with one thing wrong; ``release_stub`` and ``empty`` are the unsolved release and an empty submission.
 The mistakes are patches (``# include: reference``: the reference -- the source notebook's four solution
-code cells, ``autograder.demo.reference_code`` -- then the one wrong function redefined), expanded by
-``autograder.demo.mistake_code``. Each starts with
+code cells, ``autograder.authoring.demo.reference_code`` -- then the one wrong function redefined), expanded by
+``autograder.authoring.demo.mistake_code``. Each starts with
 ``# expect: stage_times=<s> partition=<s> scheduling=<s> frontier=<s>`` and is graded by the real engine
 (sandboxed worker, the assignment's hidden tests); the scores must match exactly (4 decimals). The
 reference code itself must get every point.

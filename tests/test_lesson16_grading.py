@@ -6,8 +6,8 @@ checked for every lesson by tests/test_lessons.py.)
 Each file in ``autograder/lessons/16-asymmetric-pipeline/mistakes/`` stands for an exercise class that gets one
 thing wrong (or, for the correct alternatives, nothing) and starts with
 ``# expect: simulator=<score> solver=<score>``. Most are patches (``# include: reference``: the reference
--- the source notebook's solution code cells, ``autograder.demo.reference_code`` -- followed by a subclass
-that overrides the one wrong method, expanded by ``autograder.demo.mistake_code``); the release stub and
+-- the source notebook's solution code cells, ``autograder.authoring.demo.reference_code`` -- followed by a subclass
+that overrides the one wrong method, expanded by ``autograder.authoring.demo.mistake_code``); the release stub and
 the alternative solutions are complete files. The code is graded by the real engine, through the
 sandboxed worker, with the assignment's hidden tests; the scores must match exactly (the engine rounds to
 4 decimals). The reference code itself must get every point. The same files feed the demo class.

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import release
+from autograder.authoring import release
+from autograder.authoring.demo import INCLUDE, mistake_code, parse_expectations, reference_code
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.notebook_format import normalise_notebook
 from autograder.core.registry import Lesson, lessons
-from autograder.demo import INCLUDE, mistake_code, parse_expectations, reference_code
-from autograder.engine import grade_code, load_assignment
+from autograder.grading.engine import grade_code, load_assignment
 
 LESSONS = lessons()
 IDS = list(LESSONS)
@@ -242,9 +242,7 @@ def test_no_engine_module_names_a_lesson():
     names = set()
     for found in LESSONS.values():
         names |= {found.id, found.notebook, found.rubric.title}
-    engine = [
-        p for p in (LAYOUT.root / "autograder").rglob("*.py") if LAYOUT.lesson_data not in p.parents
-    ]
+    engine = [p for p in (LAYOUT.root / "autograder").rglob("*.py") if LAYOUT.lesson_data not in p.parents]
     assert len(engine) > 20
     for path in engine:
         text = path.read_text(encoding="utf-8")

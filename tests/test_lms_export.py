@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.__main__ import main
-from autograder.lms_export import RosterError, read_roster
-from autograder.results import EXECUTED, ItemResult, SubmissionResult
+from autograder.cli.main import main
+from autograder.core.results import EXECUTED, ItemResult, SubmissionResult
+from autograder.reporting.lms import RosterError, read_roster
 
 A16, A03 = "16-asymmetric-pipeline", "03-load-imbalance"
 

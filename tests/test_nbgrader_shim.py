@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from autograder.authoring.demo import reference_code
 from autograder.core.registry import lessons
-from autograder.demo import reference_code
-from autograder.engine import load_assignment
+from autograder.grading.engine import load_assignment
 from bench.nbgrader_shim import run_item
 
 

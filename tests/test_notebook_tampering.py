@@ -11,9 +11,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import notebook as nbmod
-from autograder.demo import reference_code, with_code
-from autograder.notebook import SourceInfo, UnreadableNotebook, extract
+from autograder.authoring.demo import reference_code, with_code
+from autograder.grading import notebook as nbmod
+from autograder.grading.notebook import SourceInfo, UnreadableNotebook, extract
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "16-asymmetric-pipeline"
@@ -262,7 +262,7 @@ def test_ipython_magics_are_not_run(tmp_path, release, source):
 
 # -- end to end: one batch, statuses in grades.csv, scores of what can still be graded --------------------
 def test_tampered_and_broken_notebooks_in_a_batch(tmp_path, release):
-    from autograder.batch import grade_class
+    from autograder.classroom.batch import grade_class
 
     good = with_code(release, REFERENCE)
     cases: dict[str, tuple[object, str, dict]] = {}

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from autograder import sandbox
-from autograder.engine import Submission
-from autograder.sandbox import Limits, Worker, resolve_isolation
+from autograder.grading.engine import Submission
+from autograder.sandbox import isolation as sandbox
+from autograder.sandbox.isolation import Limits, Worker, resolve_isolation
 from autograder.testing import CallTimeout, WorkerCrashed
 
 CODE = """

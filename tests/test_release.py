@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import release
+from autograder.authoring import release
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "16-asymmetric-pipeline"

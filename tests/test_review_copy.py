@@ -9,8 +9,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import review_copy
-from autograder.notebook import read_notebook_bytes
+from autograder.gradebook import review_copy
+from autograder.grading.notebook import read_notebook_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "solutions" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb"

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.demo import build_sample_class
-from autograder.sandbox import bwrap_usable
+from autograder.authoring.demo import build_sample_class
+from autograder.sandbox.isolation import bwrap_usable
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "SCALING.md").read_text(encoding="utf-8")

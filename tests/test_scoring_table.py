@@ -1,6 +1,6 @@
 """One scoring table: the notebooks' 评分表 and rubric.yaml hold the same criteria, points and deductions.
 
-The 评分表 cell is generated from the rubric (autograder/scoring_table.py, run by `make release`); these
+The 评分表 cell is generated from the rubric (autograder/authoring/scoring_table.py, run by `make release`); these
 tests fail when a notebook's table (source or release) or its question wording drifts from the rubric.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder import scoring_table
+from autograder.authoring import scoring_table
 from autograder.core.registry import lessons
-from autograder.engine import load_assignment
+from autograder.grading.engine import load_assignment
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = tuple(lessons())

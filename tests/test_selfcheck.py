@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from autograder.authoring.demo import reference_code, with_code
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.registry import lessons
-from autograder.demo import reference_code, with_code
-from autograder.engine import load_assignment, shutdown_workers
-from autograder.selfcheck import FAIL, OK, selfcheck, visible_scenarios
+from autograder.grading.engine import load_assignment, shutdown_workers
+from autograder.student.selfcheck import FAIL, OK, selfcheck, visible_scenarios
 
 ROOT = LAYOUT.root
 
@@ -170,10 +170,10 @@ def test_cli_exit_codes():
 
 
 def test_validate_button_reply(tmp_path):
-    """What nbgrader's Validate button receives (autograder.lab_selfcheck): nbgrader's success reply for a
+    """What nbgrader's Validate button receives (autograder.student.lab_selfcheck): nbgrader's success reply for a
     ready notebook, None (nbgrader's own validator) for a notebook of no course assignment, and a report
     whose every text is HTML-escaped (nbgrader's dialog puts it into innerHTML)."""
-    from autograder.lab_selfcheck import run_selfcheck
+    from autograder.student.lab_selfcheck import run_selfcheck
 
     a = load_assignment(lessons()[A16].directory)
     assert run_selfcheck(a.source) == {"success": True, "value": {}}

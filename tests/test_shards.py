@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import formgrader, shards
-from autograder.batch import grade_class
-from autograder.demo import build_sample_class
-from autograder.gradebook import COURSE_ID, db_url_for
+from autograder.authoring.demo import build_sample_class
+from autograder.classroom import sharding, shards
+from autograder.classroom.batch import grade_class
+from autograder.gradebook.store import COURSE_ID, db_url_for
+from autograder.review import formgrader
 
 N = 3
 # a subset of the demo class covering both lessons: full marks, stubs, a typical mistake, a notebook that
@@ -37,18 +38,18 @@ SUBSET = [  # <lesson>-<demo student without its number>: the demo numbers move 
 
 def test_shard_of_is_a_fixed_function_of_the_id():
     """Changing the hash would move students between shards across re-runs: these values are pinned."""
-    assert [shards.shard_of(s, 4) for s in ("alice", "bob", "16-11-reference", "张三")] == [4, 3, 1, 1]
-    assert shards.shard_of("alice", 1) == 1
+    assert [sharding.shard_of(s, 4) for s in ("alice", "bob", "16-11-reference", "张三")] == [4, 3, 1, 1]
+    assert sharding.shard_of("alice", 1) == 1
     counts = [0] * 8
     for i in range(4000):
-        counts[shards.shard_of(f"student{i:05d}", 8) - 1] += 1
+        counts[sharding.shard_of(f"student{i:05d}", 8) - 1] += 1
     assert min(counts) > 400 and max(counts) < 600, counts  # about 500 each
 
 
 @pytest.mark.parametrize("bad", ["0/3", "4/3", "3", "a/b", "1/0", "-1/2"])
 def test_bad_shard_values_are_refused(bad):
-    with pytest.raises(shards.ShardError):
-        shards.parse_shard(bad)
+    with pytest.raises(sharding.ShardError):
+        sharding.parse_shard(bad)
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +67,7 @@ def graded(tmp_path_factory):
     outs = []
     for k in range(1, N + 1):
         out = root / f"out_{k}"
-        grade_class(subs, out, jobs=2, quiet=True, shard=shards.Shard(k, N))
+        grade_class(subs, out, jobs=2, quiet=True, shard=sharding.Shard(k, N))
         outs.append(out)
     return root, full, outs
 
@@ -118,7 +119,7 @@ def results_without_timing(out: Path) -> dict[str, dict]:
 
 def test_merging_the_shards_equals_one_unsharded_run(graded, tmp_path):
     root, full, outs = graded
-    manifests = [shards.read_manifest(o) for o in outs]
+    manifests = [sharding.read_manifest(o) for o in outs]
     assert sorted(m["shard"] for m in manifests) == list(range(1, N + 1))
     sizes = [len(m["rows"]) for m in manifests]
     assert sum(sizes) == len(full) == len(SUBSET) + 1 and all(sizes), sizes  # every shard holds someone
@@ -141,7 +142,7 @@ def test_merging_the_shards_equals_one_unsharded_run(graded, tmp_path):
     assert results_without_timing(merged) == results_without_timing(one)
     for sub in ("feedback", "autograded", "submitted"):
         assert files_under(merged, sub) == files_under(one, sub), sub
-    assert not (merged / shards.MANIFEST).exists()
+    assert not (merged / sharding.MANIFEST).exists()
 
     # formgrader opens the merged directory and counts every recorded submission
     server = formgrader.start(merged, app="server")
@@ -163,22 +164,22 @@ def test_merging_the_shards_equals_one_unsharded_run(graded, tmp_path):
 
 def test_merge_refuses_incomplete_mixed_or_overlapping_shards(graded, tmp_path):
     _, _, outs = graded
-    with pytest.raises(shards.ShardError, match="missing"):
+    with pytest.raises(sharding.ShardError, match="missing"):
         shards.merge(outs[:-1], tmp_path / "a", quiet=True)
-    with pytest.raises(shards.ShardError, match="twice"):
+    with pytest.raises(sharding.ShardError, match="twice"):
         shards.merge([*outs, outs[0]], tmp_path / "b", quiet=True)
-    with pytest.raises(shards.ShardError, match="one of the shard outputs"):
+    with pytest.raises(sharding.ShardError, match="one of the shard outputs"):
         shards.merge(outs, outs[0], quiet=True)
     # a copy of shard 1 that pretends to be a 1/1 run: its students would be counted twice
     alone = tmp_path / "alone"
     shutil.copytree(outs[0], alone)
-    data = shards.read_manifest(alone)
+    data = sharding.read_manifest(alone)
     data["of"] = 1
-    (alone / shards.MANIFEST).write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(shards.ShardError, match="different N"):
+    (alone / sharding.MANIFEST).write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(sharding.ShardError, match="different N"):
         shards.merge([*outs, alone], tmp_path / "c", quiet=True)
-    (alone / shards.MANIFEST).unlink()  # graded without --shard: all its records count
-    with pytest.raises(shards.ShardError, match="in both"):
+    (alone / sharding.MANIFEST).unlink()  # graded without --shard: all its records count
+    with pytest.raises(sharding.ShardError, match="in both"):
         shards.merge([*outs, alone], tmp_path / "d", quiet=True)
     assert not (tmp_path / "a").exists() and not (tmp_path / "d" / "grades.csv").exists()
     # a shard graded by other hidden tests (an older image): every result of it is refused
@@ -188,6 +189,6 @@ def test_merge_refuses_incomplete_mixed_or_overlapping_shards(graded, tmp_path):
         data = json.loads(path.read_text(encoding="utf-8"))
         data["grader"] = "0" * 16
         path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(shards.ShardError, match="hidden tests/rubric/release"):
+    with pytest.raises(sharding.ShardError, match="hidden tests/rubric/release"):
         shards.merge([stale, *outs[1:]], tmp_path / "e", quiet=True)
     assert not (tmp_path / "e").exists()

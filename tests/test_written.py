@@ -1,4 +1,4 @@
-"""Suggested scores for the written answers Q1-Q3 (autograder/written.py), on fixture answers."""
+"""Suggested scores for the written answers Q1-Q3 (autograder/grading/written.py), on fixture answers."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.results import STATIC_REVIEW, ItemResult
-from autograder.written import normalise, split_sentences, suggest, validate_item
+from autograder.core.results import STATIC_REVIEW, ItemResult
+from autograder.grading.written import normalise, split_sentences, suggest, validate_item
 
 ROOT = Path(__file__).resolve().parents[1]
 # The one place that says where the Q criteria live (the lead repoints it to rubric.yaml).

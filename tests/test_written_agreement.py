@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import agreement
-from autograder.written import suggest
+from autograder.authoring import agreement
+from autograder.grading.written import suggest
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autograder import gradebook
-from autograder.batch import result_path
+from autograder.authoring.demo import with_answers
+from autograder.classroom.batch import result_path
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.registry import lessons
-from autograder.demo import with_answers
-from autograder.engine import load_assignment, score_items
-from autograder.results import SubmissionResult
+from autograder.core.results import SubmissionResult
+from autograder.gradebook import store as gradebook
+from autograder.grading.engine import load_assignment, score_items
 
 ROOT = LAYOUT.root
 

@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder import gradescope
-from autograder.batch import grade_class
+from autograder.authoring.demo import build_sample_class
+from autograder.classroom.batch import grade_class
 from autograder.core.registry import lessons
-from autograder.demo import build_sample_class
+from autograder.platforms import gradescope
 
 
 def main() -> int:

@@ -12,8 +12,8 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from .layout import REPO, Layout
-from .rubric import Rubric, RubricError, load_rubric
+from autograder.core.layout import REPO, Layout
+from autograder.core.rubric import Rubric, RubricError, load_rubric
 
 
 @dataclass(frozen=True)

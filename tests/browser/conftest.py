@@ -18,7 +18,7 @@
 * ``export_grades``: ``export_grades(OUT)`` runs ``python -m autograder export`` and returns grades.csv's rows.
 * ``graded_class``: lesson 16's ``reference-notebook`` and one student with partial written answers from
   the sample class, graded with ``grade_class`` into a temporary OUT, with formgrader
-  (``autograder.formgrader.start``) running on it.
+  (``autograder.review.formgrader.start``) running on it.
 
 Speed (the suite must stay under 3 minutes on a loaded 2-core machine): at the first browser test, the
 servers the selected tests need are started in the background — JupyterLab boots, and the class is graded
@@ -47,7 +47,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.formgrader import FormgraderServer, free_port
+from autograder.review.formgrader import FormgraderServer, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -439,8 +439,8 @@ def _q1_answer(path: Path) -> str | None:
 def small_class(dest: Path, scratch: Path) -> tuple[Path, str]:
     """The sample class cut down to lesson 16's ``reference-notebook`` and the first student whose written
     answers are partial (the first paragraph of the reference). Returns (submissions dir, that student)."""
+    from autograder.authoring.demo import build_sample_class, first_sentence_answers, reference_answers
     from autograder.core.layout import REPO as LAYOUT
-    from autograder.demo import build_sample_class, first_sentence_answers, reference_answers
 
     everyone = build_sample_class(scratch)
     source = json.loads((LAYOUT.sources / ASSIGNMENT_16 / f"{NOTEBOOK_16}.ipynb").read_text(encoding="utf-8"))
@@ -458,8 +458,8 @@ def small_class(dest: Path, scratch: Path) -> tuple[Path, str]:
 
 def prepare_graded_class(tmp: Path, holder: GradedClass) -> GradedClass:
     """Build, grade, start formgrader on OUT and wait until it answers (runs in a worker thread)."""
-    from autograder import formgrader
-    from autograder.batch import grade_class
+    from autograder.classroom.batch import grade_class
+    from autograder.review import formgrader
 
     holder.submissions, holder.student = small_class(tmp / "submitted", tmp / "everyone")
     holder.results = {

@@ -3,7 +3,7 @@
 A small class of lesson 16 (``tests/written_class.py``: three students with the reference Q1 answer in
 different spacing, two with its first paragraph, one hostile answer, one empty) is recorded into a
 temporary OUT, with one more student whose answers hold every answer vector of issue 10's catalogue, and
-``autograder.formgrader.start`` serves it (JupyterLab + formgrader + the answer-group extension, exactly
+``autograder.review.formgrader.start`` serves it (JupyterLab + formgrader + the answer-group extension, exactly
 what ``python -m autograder formgrader`` runs). The test opens the answer groups from
 their index, checks that the hostile answer is shown as text and runs nothing, confirms the group of three
 with a score different from its suggestion, follows a member's link into formgrader and finds the score
@@ -22,9 +22,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from autograder import formgrader
+from autograder.authoring.demo import first_sentence_answers, reference_answers
 from autograder.core.layout import REPO as LAYOUT
-from autograder.demo import first_sentence_answers, reference_answers
+from autograder.review import formgrader
 from tests.browser.test_hostile_review import ACTIVE_SELECTOR, PAYLOAD
 from tests.written_class import ASSIGNMENT, record_written_class
 

@@ -4,7 +4,7 @@ the instructor's session. The hostile student's notebook holds every vector of
 ``application/javascript`` outputs, svg/onload, ``javascript:`` and ``data:`` links, iframe srcdoc,
 style/meta refresh/base/link, forms, raw cells, cell metadata, MathJax macros); each payload writes a file
 through ``/api/contents``, opens a terminal through ``/api/terminals`` and records itself. The class is
-graded with ``grade_class`` and formgrader started with ``autograder.formgrader.start`` as the instructor
+graded with ``grade_class`` and formgrader started with ``autograder.review.formgrader.start`` as the instructor
 would; the instructor opens the submission (and clicks every link in it) and the feedback page.
 
 Passes when: no payload ran (no request it would make, no dialog, no record), no file was written in OUT,
@@ -48,8 +48,8 @@ ACTIVE_SELECTOR = "script, iframe, frame, object, embed, svg, style, link, meta,
 @pytest.fixture()
 def hostile_class(tmp_path, hostile_review_notebook):
     """OUT with the hostile student graded, and formgrader running on it (stopped after the test)."""
-    from autograder import formgrader
-    from autograder.batch import grade_class
+    from autograder.classroom.batch import grade_class
+    from autograder.review import formgrader
 
     release = json.loads((REPO / "lessons" / ASSIGNMENT / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8"))
     path = tmp_path / "submitted" / "mallory" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"

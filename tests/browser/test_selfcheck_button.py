@@ -1,5 +1,5 @@
 """The one-click self-check in a real JupyterLab in headless Chromium: nbgrader's Validate toolbar button
-runs ``python -m autograder selfcheck``'s check (``autograder.lab_selfcheck``) and shows its report:
+runs ``python -m autograder selfcheck``'s check (``autograder.student.lab_selfcheck``) and shows its report:
 first on the untouched release (stubs, empty answers), then after the student imports ``pipelab``.
 
 Screenshots: ``build/test-artifacts/browser/<test name>/validate-*.png``."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.demo import reference_cells
+from autograder.authoring.demo import reference_cells
 
 from .test_student_path import REPO
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.demo import mistake_code, reference_cells
+from autograder.authoring.demo import mistake_code, reference_cells
 
 pytestmark = pytest.mark.browser
 

@@ -1,0 +1,1 @@
+"""Tools course staff run on lessons: the release, the 评分表, the demo class, written agreement."""

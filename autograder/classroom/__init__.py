@@ -1,0 +1,1 @@
+"""A whole class: the batch, its shards and their merge, the final export."""

@@ -1,0 +1,1 @@
+"""The command line: ``python -m autograder <command>`` (commands in ``autograder/cli/main.py``)."""

@@ -1,0 +1,1 @@
+"""nbgrader's gradebook and course directory: what the grader records and formgrader reads."""

@@ -1,0 +1,896 @@
+"""Record grading results in nbgrader's SQLite gradebook, so instructors review written answers in formgrader.
+
+The grading output directory ``OUT`` is an nbgrader course directory (``nbgrader_config.py``,
+``gradebook.db``, ``autograded/``, ``feedback/``). We write nbgrader's own tables through its ORM models
+(``nbgrader.api``), so formgrader, ``nbgrader export`` and ``nbgrader generate_feedback`` read our rows as
+if ``nbgrader autograde`` had written them.
+
+How results land in the gradebook: ``record_many`` writes a batch of submissions (``grade`` commits what
+finished in the last half second) in ONE SQLite transaction (``BEGIN IMMEDIATE``) with a fixed number of
+bulk statements per assignment (SQLAlchemy Core on nbgrader's tables: select what exists, insert what is
+missing, one executemany UPDATE per table), instead of nbgrader's ORM round trips per cell (a 320-student
+class took ~8,000 queries and 4,800 flushes that way). Per submission:
+
+* code items (``grade: true, solution: false`` check cells): ``auto_score`` = the hidden-test score,
+  ``needs_manual_grade`` False, and a ``Comment`` row on the check cell whose ``auto_comment`` lists the
+  hidden tests (names and messages; hidden inputs never appear in either).
+* written items (markdown ``grade: true, solution: true`` answer cells): ``auto_score`` stays None, so the
+  cell needs manual grading and nbgrader's totals count only what the instructor confirmed. The
+  suggestion text (``ItemResult.message``) goes into the answer cell's comment: ``auto_comment`` always
+  holds the latest suggestion (formgrader shows it as the comment box's placeholder and nbgrader's
+  ``Comment.comment`` falls back to it), and ``manual_comment`` is pre-filled with the same text so it is
+  the editable content of formgrader's comment box.
+
+* extra-credit code items (rubric ``extra_credit: true``; the check cell has 0 points, so nbgrader's
+  ``max_score`` leaves them out): ``auto_score`` = 0 and ``extra_credit`` = the hidden-test score, which
+  nbgrader adds to the cell's, the notebook's and the assignment's score (``code_grade``).
+
+Re-runs never undo the instructor's work: ``manual_score`` is never written, nor ``extra_credit`` of a
+regular item; a
+``manual_comment`` is only refreshed while it still equals the suggestion we wrote last time (kept in
+``auto_comment``) and the item is unconfirmed (or its answer changed); ``needs_manual_grade`` of a
+confirmed written item is only
+set again when the student's answer text changed since the last recording (nbgrader's ``--force``
+resets it unconditionally; we do not).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.core.results import EXECUTED, ItemResult, SubmissionResult, atomic_write_text
+from autograder.gradebook import review_copy
+from autograder.grading.notebook import UnreadableNotebook, read_notebook_bytes
+
+COURSE_ID = "pp-course"
+DB_NAME = "gradebook.db"
+CONFIG_NAME = "nbgrader_config.py"
+#: sub-directories of OUT, as nbgrader's CourseDirectory names them
+SUBMITTED, AUTOGRADED, FEEDBACK, RELEASE = "submitted", "autograded", "feedback", "release"
+SQLITE_BUSY_TIMEOUT_S = 30.0
+
+# ---------------------------------------------------------------------------------------------------
+# course directory
+# ---------------------------------------------------------------------------------------------------
+
+
+def db_url_for(out_dir: Path | str) -> str:
+    """The SQLAlchemy URL of OUT's gradebook (absolute, so it works from any working directory)."""
+    return "sqlite:///" + str(Path(out_dir).resolve() / DB_NAME)
+
+
+def _solutions_dir(source_root: Path | str) -> Path:
+    """``source_root`` is the source directory itself (``<assignment>/<notebook>.ipynb`` below it) or the
+    repository root holding ``solutions/``."""
+    root = Path(source_root).resolve()
+    if (root / "solutions").is_dir() and (root / CONFIG_NAME).is_file():
+        return root / "solutions"
+    return root
+
+
+def prepare_course_dir(out_dir: Path | str, source_root: Path | str) -> Path:
+    """Make OUT an nbgrader course directory: ``OUT/nbgrader_config.py`` and the folders. Returns OUT.
+
+    The config is rewritten only when its content changes (an open formgrader keeps working)."""
+    out = Path(out_dir).resolve()
+    source = _solutions_dir(source_root)
+    for sub in (SUBMITTED, AUTOGRADED, FEEDBACK, "results"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    text = (
+        '"""nbgrader course directory of a grading run (written by autograder.gradebook.store; do not edit)."""\n\n'
+        "c = get_config()  # noqa: F821  (injected by traitlets)\n\n"
+        f"c.CourseDirectory.root = {str(out)!r}\n"
+        f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
+        f"c.CourseDirectory.db_url = {db_url_for(out)!r}\n"
+        f"c.CourseDirectory.source_directory = {str(source)!r}\n"
+        f"c.CourseDirectory.release_directory = {RELEASE!r}\n"
+        f"c.CourseDirectory.submitted_directory = {SUBMITTED!r}\n"
+        f"c.CourseDirectory.autograded_directory = {AUTOGRADED!r}\n"
+        f"c.CourseDirectory.feedback_directory = {FEEDBACK!r}\n"
+    )
+    cfg = out / CONFIG_NAME
+    if not cfg.is_file() or cfg.read_text(encoding="utf-8") != text:
+        atomic_write_text(cfg, text)
+    return out
+
+
+def source_directory(out_dir: Path | str) -> Path:
+    """The source directory recorded in OUT's nbgrader_config.py."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    cfg = PyFileConfigLoader(CONFIG_NAME, path=str(Path(out_dir).resolve())).load_config()
+    return Path(cfg.CourseDirectory.source_directory)
+
+
+# ---------------------------------------------------------------------------------------------------
+# database sessions: one SQLite transaction, taken with BEGIN IMMEDIATE
+# ---------------------------------------------------------------------------------------------------
+
+_initialised: set[str] = set()
+_engines: dict = {}  # (url, write) -> Engine, kept for the process's life (its statement cache)
+os.register_at_fork(after_in_child=_engines.clear)  # never share pooled SQLite connections across fork
+
+
+def alembic_head() -> str:
+    """nbgrader's current alembic revision, read in-process (``nbgrader.api.get_alembic_version`` shells
+    out to the ``alembic`` command, which costs seconds per Gradebook on a fresh database)."""
+    import nbgrader
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(nbgrader.__file__).parent / "alembic"))
+    return ScriptDirectory.from_config(cfg).get_current_head()
+
+
+def _init_db(gb_url: str) -> None:
+    """What ``Gradebook(gb_url, COURSE_ID)`` does on a new database (tables, alembic version, course row),
+    in one transaction, once per database file and process."""
+    path = gb_url.removeprefix("sqlite:///")
+    if gb_url in _initialised and os.path.exists(path):
+        return
+    from nbgrader.api import Base, Course
+    from sqlalchemy import create_engine, inspect, text
+
+    engine = create_engine(gb_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+    try:
+        with engine.begin() as conn:
+            fresh = len(inspect(conn).get_table_names()) == 0
+            Base.metadata.create_all(bind=conn)
+            if fresh:
+                conn.execute(
+                    text("CREATE TABLE IF NOT EXISTS alembic_version (version_num VARCHAR(32) NOT NULL)")
+                )
+                conn.execute(
+                    text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": alembic_head()}
+                )
+            if (
+                conn.execute(Course.__table__.select().where(Course.__table__.c.id == COURSE_ID)).first()
+                is None
+            ):
+                conn.execute(Course.__table__.insert().values(id=COURSE_ID))
+    finally:
+        engine.dispose()
+    _initialised.add(gb_url)
+
+
+@contextmanager
+def session(gb_url: str, write: bool = True) -> Iterator:
+    """A SQLAlchemy session over the gradebook whose whole life is ONE SQLite transaction.
+
+    ``write=True`` starts it with ``BEGIN IMMEDIATE``: the write lock is taken before the first read, so a
+    formgrader save cannot slip in between our read of a manual comment and our write. Committed on normal
+    exit, rolled back on an exception; a process killed inside it leaves the previous state (SQLite's
+    journal is rolled back by the next connection)."""
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.orm import Session
+
+    _init_db(gb_url)
+    engine = _engines.get((gb_url, write))
+    if engine is None:  # one engine per database and mode: SQLAlchemy's statement cache lives in it
+        engine = create_engine(gb_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+
+        @event.listens_for(engine, "connect")
+        def _no_driver_transactions(dbapi_conn, _record):  # let us emit BEGIN ourselves
+            dbapi_conn.isolation_level = None
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn):
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        _engines[(gb_url, write)] = engine
+
+    db = Session(engine, autoflush=True, expire_on_commit=False)
+    try:
+        yield db
+        if write:
+            _before_commit()
+            db.commit()
+        else:
+            db.rollback()
+    except BaseException:
+        db.rollback()
+        raise
+    finally:
+        db.close()
+
+
+def _before_commit() -> None:
+    """Test hook: called inside the transaction, just before COMMIT."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# assignment structure (what SaveCells stores during `nbgrader generate_assignment`)
+# ---------------------------------------------------------------------------------------------------
+
+
+def notebook_id_of(name: str) -> str:
+    return Path(name).name.removesuffix(".ipynb")
+
+
+def _release_cells(source_notebook_path: Path):
+    """The source notebook as generate_assignment hands it to SaveCells: locked, solutions cleared,
+    outputs cleared, metadata checked, checksums computed (nbgrader's own preprocessors, in memory)."""
+    import nbformat
+    from nbgrader.preprocessors import (
+        CheckCellMetadata,
+        ClearOutput,
+        ClearSolutions,
+        ComputeChecksums,
+        LockCells,
+    )
+
+    nb = nbformat.read(str(source_notebook_path), as_version=nbformat.NO_CONVERT)
+    resources: dict = {}
+    for pp in (LockCells(), ClearSolutions(), ClearOutput(), CheckCellMetadata(), ComputeChecksums()):
+        nb, resources = pp.preprocess(nb, resources)
+    return nb
+
+
+class SourceChanged(Exception):
+    """The lesson's source notebook gained or lost cells after submissions were recorded against it."""
+
+
+def ensure_assignment(gb_url: str, assignment_id: str, source_notebook_path: Path | str) -> None:
+    """Create or update the assignment, its notebook and its grade/solution/task/source cells from the
+    source notebook's nbgrader metadata, as ``nbgrader generate_assignment`` (SaveCells) would, in one
+    transaction. Idempotent. Like SaveCells, refuses to add or remove cells once submissions exist."""
+    from nbgrader import utils
+    from nbgrader.api import (
+        Assignment,
+        GradeCell,
+        Notebook,
+        SolutionCell,
+        SourceCell,
+        SubmittedNotebook,
+        TaskCell,
+    )
+
+    source_notebook_path = Path(source_notebook_path)
+    notebook_id = notebook_id_of(source_notebook_path.name)
+    nb = _release_cells(source_notebook_path)
+
+    grade, solution, task, source = {}, {}, {}, {}
+    for cell in nb.cells:
+        if "nbgrader" not in cell.metadata:
+            continue
+        gid = cell.metadata.nbgrader.get("grade_id")
+        if utils.is_grade(cell):
+            grade[gid] = {"max_score": float(cell.metadata.nbgrader["points"]), "cell_type": cell.cell_type}
+        if utils.is_solution(cell):
+            solution[gid] = {}
+        if utils.is_task(cell):
+            task[gid] = {"max_score": float(cell.metadata.nbgrader["points"]), "cell_type": cell.cell_type}
+        if utils.is_grade(cell) or utils.is_solution(cell) or utils.is_locked(cell) or utils.is_task(cell):
+            source[gid] = {
+                "cell_type": cell.cell_type,
+                "locked": utils.is_locked(cell),
+                "source": cell.source,
+                "checksum": cell.metadata.nbgrader.get("checksum"),
+            }
+    kernelspec = json.dumps(nb.metadata.get("kernelspec", {}))
+
+    with session(gb_url) as db:
+        assignment = db.query(Assignment).filter_by(name=assignment_id).one_or_none()
+        if assignment is None:
+            assignment = Assignment(name=assignment_id, course_id=COURSE_ID)
+            db.add(assignment)
+            db.flush()
+        notebook = db.query(Notebook).filter_by(name=notebook_id, assignment_id=assignment.id).one_or_none()
+        if notebook is None:
+            notebook = Notebook(name=notebook_id, assignment=assignment)
+            db.add(notebook)
+        notebook.kernelspec = kernelspec
+        db.flush()
+        has_submissions = db.query(SubmittedNotebook).filter_by(notebook_id=notebook.id).count() > 0
+
+        for model, wanted in (
+            (GradeCell, grade),
+            (SolutionCell, solution),
+            (TaskCell, task),
+            (SourceCell, source),
+        ):
+            existing = {c.name: c for c in db.query(model).filter_by(notebook_id=notebook.id)}
+            if has_submissions and set(existing) != set(wanted):
+                added, removed = sorted(set(wanted) - set(existing)), sorted(set(existing) - set(wanted))
+                raise SourceChanged(
+                    f"{assignment_id}: the source notebook {source_notebook_path} now has other graded cells "
+                    f"than the ones this gradebook recorded its submissions against ({model.__name__}"
+                    + (f"; added {', '.join(added)}" if added else "")
+                    + (f"; removed {', '.join(removed)}" if removed else "")
+                    + "). nbgrader's gradebook cannot change a notebook's cells once it has submissions: "
+                    "grade into a new --out directory (nothing in this one is lost), or undo the change."
+                )
+            for name in set(existing) - set(wanted):
+                db.delete(existing[name])
+            for name, info in wanted.items():
+                row = existing.get(name)
+                if row is None:
+                    row = model(name=name, notebook=notebook)
+                    db.add(row)
+                for key, value in info.items():
+                    if getattr(row, key) != value:
+                        setattr(row, key, value)
+
+
+# ---------------------------------------------------------------------------------------------------
+# recording one submission
+# ---------------------------------------------------------------------------------------------------
+
+
+def code_grade(item: ItemResult, extra_credit: float | None) -> tuple[float, float | None]:
+    """(auto_score, extra_credit) of a code item's grade row. An extra-credit item's check cell has
+    0 points (so nbgrader's max_score leaves it out) and its test score goes to ``extra_credit``, which
+    nbgrader adds to the score; a regular item's score is ``auto_score`` and its ``extra_credit`` (the
+    instructor's, from formgrader) is kept."""
+    if item.extra_credit:
+        return 0.0, float(item.score)
+    return float(item.score), extra_credit
+
+
+def code_comment(item: ItemResult) -> str:
+    """The auto comment of a code item: score and each hidden test by name and message."""
+    tests = item.tests
+    passed = sum(1 for t in tests if t.passed)
+    lines = [
+        f"Hidden tests ({item.mode or EXECUTED}): {passed}/{len(tests)} passed, "
+        + (
+            f"extra credit {_fmt(item.score)} / {_fmt(item.points)}."
+            if item.extra_credit
+            else f"score {_fmt(item.score)} / {_fmt(item.points)}."
+        )
+    ]
+    for t in tests:
+        mark = "PASS" if t.passed else (f"PART {t.credit:.0%}" if t.credit > 0 else "FAIL")
+        edge = " (edge case)" if t.edge else ""
+        msg = f": {t.message}" if (t.message and not t.passed) else ""
+        lines.append(f"- {mark} {t.name}{edge}{msg}")
+        for p in t.parts if not t.passed else []:
+            lines.append(f"    - {'ok' if p['passed'] else 'wrong'}: {p['name']}")
+    if item.message:
+        lines.append("")
+        lines.append(item.message)
+    return "\n".join(lines)
+
+
+def written_comment(item: ItemResult) -> str:
+    """The suggestion shown in formgrader's comment box: the engine's ready text, else one built here."""
+    if item.message:
+        return item.message
+    sugg = item.suggestion if item.suggestion is not None else item.score
+    lines = [f"Suggested score ({item.mode}): {_fmt(sugg)} / {_fmt(item.points)} — please confirm."]
+    for ev in item.evidence:
+        mark = "met" if ev.get("met") else "not met"
+        quote = f" «{ev['quote']}»" if ev.get("quote") else ""
+        note = f" {ev['note']}" if ev.get("note") else ""
+        lines.append(f"- {ev.get('criterion', '?')}: {mark}.{quote}{note}")
+    return "\n".join(lines)
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{float(x):g}"
+
+
+def _answer_sources(nb_path: Path) -> dict[str, str]:
+    """grade_id -> source of the manually graded answer cells of a notebook ({} if unreadable/missing)."""
+    return _answers_in(_parsed(nb_path) or {})
+
+
+def _parsed(nb_path: Path) -> dict | None:
+    """The notebook parsed as the grader reads it (capped, its text made encodable: lone surrogates,
+    NUL), or None if it is missing or unreadable."""
+
+    try:
+        return read_notebook_bytes(nb_path)
+    except (OSError, ValueError, UnreadableNotebook):
+        return None
+
+
+def _answers_in(data: dict) -> dict[str, str]:
+    """grade_id -> source of the manually graded answer cells of a parsed notebook."""
+    try:
+        out = {}
+        for cell in data.get("cells", []):
+            meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+            if meta.get("grade") and meta.get("solution") and meta.get("grade_id"):
+                src = cell.get("source", "")
+                out[meta["grade_id"]] = "".join(src) if isinstance(src, list) else str(src)
+        return out
+    except (AttributeError, TypeError):
+        return {}
+
+
+def _autograded_path(out: Path, result: SubmissionResult) -> Path:
+    nb_id = notebook_id_of(result.notebook)
+    return out / AUTOGRADED / result.student_id / result.assignment_id / f"{nb_id}.ipynb"
+
+
+def _atomic_copy(src: Path, dest: Path, durable: bool = True) -> None:
+    """Byte copy that readers see whole or not at all (temp file in the same folder, fsync, rename)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh, open(src, "rb") as fsrc:
+            shutil.copyfileobj(fsrc, fh)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _write_autograded(dest: Path, review, durable: bool = True) -> None:
+    """Place the review copy (:mod:`autograder.gradebook.review_copy`: the submission made inert, never a byte copy)
+    where formgrader looks for it."""
+
+    # nbformat.writes without its schema validation and its indented (pure-Python) JSON encoder: ~30 ms a
+    # notebook at class scale; review_copy builds valid cells (tests/test_review_copy.py validates them)
+    atomic_write_text(dest, json.dumps(review, ensure_ascii=False, sort_keys=True), durable)
+
+
+def _mirror_submitted(out: Path, result: SubmissionResult, submitted: Path, durable: bool = True) -> None:
+    """Copy the submission (and its timestamp.txt) to OUT/submitted/..., where nbgrader's formgrader counts
+    submissions and decides that a gradebook entry is "autograded" (equal timestamps)."""
+    dest = (
+        out
+        / SUBMITTED
+        / result.student_id
+        / result.assignment_id
+        / f"{notebook_id_of(result.notebook)}.ipynb"
+    )
+    if dest.exists() and dest.resolve() == submitted.resolve():
+        return
+    _atomic_copy(submitted, dest, durable)
+    ts_src, ts_dest = submitted.parent / "timestamp.txt", dest.parent / "timestamp.txt"
+    if ts_src.is_file():
+        _atomic_copy(ts_src, ts_dest, durable)
+    elif ts_dest.exists():
+        ts_dest.unlink()
+
+
+def _read_timestamp(submitted: Path):
+    ts_file = submitted.parent / "timestamp.txt"
+    if not ts_file.is_file():
+        return None
+    from nbgrader.utils import parse_utc
+
+    try:
+        return parse_utc(ts_file.read_text(encoding="utf-8").strip())
+    except Exception:  # noqa: BLE001 - a bad timestamp file must not stop grading
+        return None
+
+
+@dataclass
+class _Pending:
+    """One submission to record, with what was read from disk before the transaction."""
+
+    result: SubmissionResult
+    submitted: Path
+    dest: Path
+    previous_answers: dict[str, str]
+    current_answers: dict[str, str]
+    timestamp: object
+    review: object = None  # the review copy (nbformat NotebookNode) placed in OUT/autograded
+    review_answers: dict[str, str] = field(default_factory=dict)
+    confirmed: dict[str, float | None] = field(default_factory=dict)
+
+
+_id_rng = random.Random(os.urandom(32))
+os.register_at_fork(after_in_child=lambda: _id_rng.seed(os.urandom(32)))
+
+
+def _new_id() -> str:
+    """A random 128-bit row id in nbgrader's format (uuid4().hex's 32 hex digits). One os.urandom per
+    process instead of one per row: under load each urandom call took ~0.7 ms, ~10 ms per student."""
+    return f"{_id_rng.getrandbits(128):032x}"
+
+
+def _tables():
+    from nbgrader.api import Base
+
+    return Base.metadata.tables
+
+
+def _chunks(values: list, size: int = 500) -> Iterator[list]:
+    """IN-lists of at most ``size`` values (SQLite caps the number of bound parameters)."""
+    for i in range(0, len(values), size):
+        yield values[i : i + size]
+
+
+def _select_in(conn, columns: list, column, values, *where) -> list:
+    """``SELECT columns WHERE column IN values AND where...``, chunked; [] for no values."""
+    from sqlalchemy import select
+
+    rows: list = []
+    for part in _chunks(sorted(set(values))):
+        rows += conn.execute(select(*columns).where(column.in_(part), *where)).mappings().all()
+    return rows
+
+
+def _insert_many(conn, table, rows: list[dict]) -> None:
+    if rows:
+        conn.execute(table.insert(), rows)
+
+
+def _update_many(conn, table, columns: tuple[str, ...], rows: list[dict]) -> None:
+    """``UPDATE table SET columns WHERE id = :row_id`` for every row, as one executemany."""
+    from sqlalchemy import bindparam
+
+    if rows:
+        stmt = (
+            table.update()
+            .where(table.c.id == bindparam("row_id"))
+            .values({c: bindparam(f"new_{c}") for c in columns})
+        )
+        conn.execute(stmt, [{"row_id": r["id"], **{f"new_{c}": r[c] for c in columns}} for r in rows])
+
+
+def _record_assignment(conn, assignment_id: str, pending: list[_Pending]) -> None:
+    """Every row ``Gradebook.add_submission`` would create (student, submitted assignment and notebooks,
+    one grade per grade/task cell, one comment per solution/task cell and per code item's check cell),
+    inserted only where missing, then the scores and comments of ``pending``, with a fixed number of
+    statements whatever the number of students."""
+    from sqlalchemy import select
+
+    t = _tables()
+    a_id = conn.execute(
+        select(t["assignment"].c.id).where(t["assignment"].c.name == assignment_id)
+    ).scalar_one()
+    notebooks = {
+        r.name: r.id
+        for r in conn.execute(
+            select(t["notebook"].c.id, t["notebook"].c.name).where(t["notebook"].c.assignment_id == a_id)
+        )
+    }
+    cells: dict[str, dict[str, dict[str, str]]] = {
+        nb: {} for nb in notebooks.values()
+    }  # nb -> type -> name -> id
+    bc = t["base_cell"]
+    for r in _select_in(
+        conn, [bc.c.id, bc.c.name, bc.c.notebook_id, bc.c.type], bc.c.notebook_id, notebooks.values()
+    ):
+        cells[r["notebook_id"]].setdefault(r["type"], {})[r["name"]] = r["id"]
+
+    # students and submitted assignments
+    students = [p.result.student_id for p in pending]
+    have = {r["id"] for r in _select_in(conn, [t["student"].c.id], t["student"].c.id, students)}
+    _insert_many(conn, t["student"], [{"id": s} for s in dict.fromkeys(students) if s not in have])
+    sa = t["submitted_assignment"]
+    subs = {
+        r["student_id"]: r["id"]
+        for r in _select_in(
+            conn, [sa.c.id, sa.c.student_id], sa.c.student_id, students, sa.c.assignment_id == a_id
+        )
+    }
+    new_subs = []
+    for p in pending:
+        if p.result.student_id not in subs:
+            subs[p.result.student_id] = _new_id()
+            new_subs.append(
+                {
+                    "id": subs[p.result.student_id],
+                    "assignment_id": a_id,
+                    "student_id": p.result.student_id,
+                    "timestamp": p.timestamp,
+                }
+            )
+    _insert_many(conn, sa, new_subs)
+    fresh = {r["id"] for r in new_subs}
+    _update_many(
+        conn,
+        sa,
+        ("timestamp",),
+        [
+            {"id": subs[p.result.student_id], "timestamp": p.timestamp}
+            for p in pending
+            if p.timestamp is not None and subs[p.result.student_id] not in fresh
+        ],
+    )
+
+    # submitted notebooks, grades and comments (missing ones first)
+    sn = t["submitted_notebook"]
+    snbs = {
+        (r["assignment_id"], r["notebook_id"]): r["id"]
+        for r in _select_in(
+            conn, [sn.c.id, sn.c.assignment_id, sn.c.notebook_id], sn.c.assignment_id, subs.values()
+        )
+    }
+    new_snbs = []
+    for sub_id in dict.fromkeys(subs[p.result.student_id] for p in pending):
+        for nb_id in notebooks.values():
+            if (sub_id, nb_id) not in snbs:
+                snbs[(sub_id, nb_id)] = _new_id()
+                new_snbs.append({"id": snbs[(sub_id, nb_id)], "assignment_id": sub_id, "notebook_id": nb_id})
+    _insert_many(conn, sn, new_snbs)
+
+    wanted_grades, wanted_comments = set(), set()
+    for p in pending:
+        nb_id = notebooks.get(notebook_id_of(p.result.notebook))
+        for (sub_id, snb_nb), snb_id in snbs.items():
+            if sub_id != subs[p.result.student_id]:
+                continue
+            kinds = cells[snb_nb]
+            wanted_grades |= {
+                (snb_id, c) for k in ("GradeCell", "TaskCell") for c in kinds.get(k, {}).values()
+            }
+            wanted_comments |= {
+                (snb_id, c) for k in ("SolutionCell", "TaskCell") for c in kinds.get(k, {}).values()
+            }
+            if snb_nb == nb_id:  # the check cell of each code item carries the hidden tests' comment
+                grade_cells = kinds.get("GradeCell", {})
+                wanted_comments |= {
+                    (snb_id, grade_cells[it.id])
+                    for it in p.result.items
+                    if it.kind != "written" and it.id in grade_cells
+                }
+    snb_ids = {snb for snb, _ in wanted_grades | wanted_comments}
+    g, c = t["grade"], t["comment"]
+    grades = {
+        (r["notebook_id"], r["cell_id"]): dict(r)
+        for r in _select_in(conn, list(g.c), g.c.notebook_id, snb_ids)
+    }
+    comments = {
+        (r["notebook_id"], r["cell_id"]): dict(r)
+        for r in _select_in(conn, list(c.c), c.c.notebook_id, snb_ids)
+    }
+    new_grades = [
+        {
+            "id": _new_id(),
+            "notebook_id": snb,
+            "cell_id": cell,
+            "auto_score": None,
+            "manual_score": None,
+            "extra_credit": None,
+            "needs_manual_grade": True,
+        }
+        for snb, cell in sorted(wanted_grades - set(grades))
+    ]
+    new_comments = [
+        {"id": _new_id(), "notebook_id": snb, "cell_id": cell, "auto_comment": None, "manual_comment": None}
+        for snb, cell in sorted(wanted_comments - set(comments))
+    ]
+    _insert_many(conn, g, new_grades)
+    _insert_many(conn, c, new_comments)
+    grades.update({(r["notebook_id"], r["cell_id"]): r for r in new_grades})
+    comments.update({(r["notebook_id"], r["cell_id"]): r for r in new_comments})
+
+    # the scores and comments, decided row by row in memory, written back in one statement per table
+    before_g = {k: dict(v) for k, v in grades.items()}
+    before_c = {k: dict(v) for k, v in comments.items()}
+    for p in pending:
+        result = p.result
+        nb_name = notebook_id_of(result.notebook)
+        if nb_name not in notebooks:
+            raise KeyError(f"notebook {nb_name!r} is not part of {assignment_id!r} in the gradebook")
+        nb_id = notebooks[nb_name]
+        snb_id = snbs[(subs[result.student_id], nb_id)]
+        grade_cells = cells[nb_id].get("GradeCell", {})
+        solution_cells = cells[nb_id].get("SolutionCell", {})
+        for item in result.items:
+            if item.id not in grade_cells:
+                raise KeyError(
+                    f"rubric item {item.id!r} is not a grade cell of {assignment_id}/{nb_name} "
+                    f"(grade cells: {sorted(grade_cells)})"
+                )
+            grade = grades[(snb_id, grade_cells[item.id])]
+            if item.kind == "written":
+                _apply_written(p, item, grade, comments.get((snb_id, solution_cells.get(item.id))))
+                p.confirmed[item.id] = confirmed_value(grade)
+            else:
+                _apply_code(item, grade, comments[(snb_id, grade_cells[item.id])])
+    _update_many(
+        conn,
+        g,
+        ("auto_score", "extra_credit", "needs_manual_grade"),
+        [r for k, r in grades.items() if r != before_g.get(k)],
+    )
+    _update_many(
+        conn, c, ("auto_comment", "manual_comment"), [r for k, r in comments.items() if r != before_c.get(k)]
+    )
+
+
+def _apply_written(p: _Pending, item: ItemResult, grade: dict, com: dict | None) -> None:
+    """A written item: no auto score (it waits for the instructor), the suggestion in the comment box
+    unless the instructor's own words are there, and re-review only when the answer changed."""
+    grade["auto_score"] = None
+    old_answer = p.previous_answers.get(item.id)
+    # unchanged if the copy in OUT holds the answer as submitted (an OUT from before review copies) or as
+    # its review copy renders it
+    changed = old_answer is not None and old_answer not in (
+        p.current_answers.get(item.id),
+        p.review_answers.get(item.id),
+    )
+    if grade["manual_score"] is None or changed:
+        grade["needs_manual_grade"] = True
+    if com is None:
+        return
+    text = written_comment(item)
+    # auto_comment = the text we last put in the box; equal => the instructor left it alone
+    untouched = com["manual_comment"] is None or com["manual_comment"] == com["auto_comment"]
+    if not untouched:  # the instructor's words stay; the new suggestion is kept aside
+        com["auto_comment"] = text
+    elif grade["manual_score"] is None or changed:
+        com["manual_comment"] = com["auto_comment"] = text
+    # else: confirmed with our text: keep the text the instructor confirmed against
+
+
+def _apply_code(item: ItemResult, grade: dict, com: dict) -> None:
+    """A code item: the hidden-test score as auto score (as extra credit for an extra-credit item, see
+    :func:`code_grade`); an instructor's override of an older test score is flagged for re-check when
+    the test score moves."""
+    auto, extra = code_grade(item, grade["extra_credit"])
+    if grade["manual_score"] is not None and (grade["auto_score"], grade["extra_credit"]) != (auto, extra):
+        grade["needs_manual_grade"] = True
+    elif grade["manual_score"] is None:
+        grade["needs_manual_grade"] = False
+    grade["auto_score"], grade["extra_credit"] = auto, extra
+    com["auto_comment"] = code_comment(item)
+
+
+def record_many(
+    out_dir: Path | str, entries: Iterable[tuple[SubmissionResult, Path | str]], durable: bool = True
+) -> list[dict]:
+    """Record graded submissions in OUT's gradebook in ONE transaction, with a fixed number of bulk
+    statements per assignment (SQLAlchemy Core on nbgrader's tables), then place their copies for
+    formgrader (``OUT/autograded/<student>/<assignment>/<nb>.ipynb``, and ``OUT/submitted/...`` unless
+    that is where a submission already is).
+
+    Returns, per entry, the instructor-confirmed scores of its written items (see
+    :func:`confirmed_scores`) and applies them to each result in place (``confirmed``, and ``score`` =
+    confirmed else suggestion), so the caller's JSON and CSV show what the instructor already decided.
+    Submission files are never modified. Assignments not in the gradebook yet are registered from the
+    source notebooks named in OUT's nbgrader_config.py. Each (student, assignment) may appear once.
+    ``durable=False`` skips the fsync of the copies (the gradebook commit itself is always durable;
+    a re-run rewrites the copies)."""
+    from sqlalchemy import select
+
+    out = Path(out_dir).resolve()
+    url = db_url_for(out)
+    pending = []
+    sources = source_directory(out)
+    for result, path in entries:
+        submitted, dest = Path(path), _autograded_path(out, result)
+        source_nb = sources / result.assignment_id / f"{notebook_id_of(result.notebook)}.ipynb"
+        parsed = _parsed(submitted)  # read once: its answers and its review copy come from the same parse
+        review = review_copy.of_submission(parsed, source_nb, result.status)
+        pending.append(
+            _Pending(
+                result,
+                submitted,
+                dest,
+                _answer_sources(dest),
+                _answers_in(parsed or {}),
+                _read_timestamp(submitted),
+                review,
+                _answers_in(review),
+            )
+        )
+    keys = [(p.result.student_id, p.result.assignment_id) for p in pending]
+    if len(set(keys)) != len(keys):
+        raise ValueError("record_many: a (student, assignment) appears more than once")
+    if not pending:
+        return []
+
+    t = _tables()
+    wanted = {(p.result.assignment_id, notebook_id_of(p.result.notebook)) for p in pending}
+    with session(url, write=False) as db:
+        a, nb = t["assignment"], t["notebook"]
+        query = select(a.c.name, nb.c.name).join(nb, nb.c.assignment_id == a.c.id)
+        known = {(row[0], row[1]) for row in db.connection().execute(query)}
+    for assignment_id, nb_id in sorted(wanted - known):
+        ensure_assignment(url, assignment_id, sources / assignment_id / f"{nb_id}.ipynb")
+
+    by_assignment: dict[str, list[_Pending]] = {}
+    for p in pending:
+        by_assignment.setdefault(p.result.assignment_id, []).append(p)
+    with session(url) as db:
+        conn = db.connection()
+        for assignment_id, group in sorted(by_assignment.items()):
+            _record_assignment(conn, assignment_id, group)
+
+    # the notebooks formgrader shows, placed after the commit (a crash in between is repaired by a re-run;
+    # placing them later keeps the previous copy as the reference for "answer changed" until we committed)
+    for p in pending:
+        _write_autograded(p.dest, p.review, durable)
+        _mirror_submitted(out, p.result, p.submitted, durable)
+        apply_confirmed(p.result, p.confirmed)
+    return [p.confirmed for p in pending]
+
+
+def record(out_dir: Path | str, result: SubmissionResult, submitted_notebook_path: Path | str) -> dict:
+    """Record one graded submission (:func:`record_many` with one entry); returns its confirmed scores."""
+    return record_many(out_dir, [(result, submitted_notebook_path)])[0]
+
+
+def confirmed_value(grade: dict) -> float | None:
+    """The instructor's score of a written cell (a grade row), or None while it still needs manual grading."""
+    if grade["manual_score"] is None or grade["needs_manual_grade"]:
+        return None
+    return float(grade["manual_score"]) + float(grade["extra_credit"] or 0.0)
+
+
+def apply_confirmed(result: SubmissionResult, confirmed: dict) -> bool:
+    """Put confirmed scores on the written items: ``confirmed`` and ``score`` (confirmed, else the
+    suggestion). Returns True if anything changed."""
+    changed = False
+    for item in result.items:
+        if item.kind != "written" or item.id not in confirmed:
+            continue
+        value = confirmed[item.id]
+        fallback = item.suggestion if item.suggestion is not None else item.score
+        score = value if value is not None else fallback
+        if item.confirmed != value or item.score != score:
+            item.confirmed, item.score = value, score
+            changed = True
+    return changed
+
+
+def confirmed_scores(gb_url: str, assignment_id: str, student_id: str) -> dict[str, float | None]:
+    """Written item id -> the score the instructor set in formgrader (manual score + extra credit), or
+    None while unconfirmed (no manual score yet, or flagged for re-review because the answer changed).
+    Written items are the manually graded cells: grade cells that are also solution cells."""
+    return confirmed_scores_many(gb_url, [(assignment_id, student_id)])[(assignment_id, student_id)]
+
+
+def confirmed_scores_many(
+    gb_url: str, keys: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], dict[str, float | None]]:
+    """:func:`confirmed_scores` for many (assignment, student) pairs, in three queries."""
+    from sqlalchemy import select
+
+    keys = list(dict.fromkeys(keys))
+    out: dict[tuple[str, str], dict[str, float | None]] = {k: {} for k in keys}
+    if not keys:
+        return out
+    t = _tables()
+    a, nb, bc = t["assignment"], t["notebook"], t["base_cell"]
+    g, sn, sa = t["grade"], t["submitted_notebook"], t["submitted_assignment"]
+    with session(gb_url, write=False) as db:
+        conn = db.connection()
+        cells = (
+            conn.execute(
+                select(a.c.name.label("assignment"), bc.c.id, bc.c.name, bc.c.notebook_id, bc.c.type)
+                .join(nb, bc.c.notebook_id == nb.c.id)
+                .join(a, nb.c.assignment_id == a.c.id)
+                .where(a.c.name.in_({k[0] for k in keys}), bc.c.type.in_(("GradeCell", "SolutionCell")))
+            )
+            .mappings()
+            .all()
+        )
+        solutions = {(r["notebook_id"], r["name"]) for r in cells if r["type"] == "SolutionCell"}
+        written = {
+            r["id"]: r
+            for r in cells
+            if r["type"] == "GradeCell" and (r["notebook_id"], r["name"]) in solutions
+        }
+        for key in keys:
+            out[key] = {r["name"]: None for r in written.values() if r["assignment"] == key[0]}
+        students = {k[1] for k in keys}
+        for part in _chunks(sorted(written)):
+            rows = conn.execute(
+                select(
+                    sa.c.student_id, g.c.cell_id, g.c.manual_score, g.c.extra_credit, g.c.needs_manual_grade
+                )
+                .join(sn, g.c.notebook_id == sn.c.id)
+                .join(sa, sn.c.assignment_id == sa.c.id)
+                .where(
+                    g.c.cell_id.in_(part), *([sa.c.student_id.in_(students)] if len(students) <= 500 else [])
+                )
+            ).mappings()
+            for r in rows:
+                cell = written[r["cell_id"]]
+                key = (cell["assignment"], r["student_id"])
+                if key in out:
+                    out[key][cell["name"]] = confirmed_value(r)
+    return out

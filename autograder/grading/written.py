@@ -1,0 +1,567 @@
+"""Suggested scores for written answers (Q items), with quoted evidence, labelled "static review".
+
+``suggest(answer, item)`` reads one written rubric item (as loaded from rubric.yaml) and returns a
+:class:`WrittenSuggestion`: a suggested score, one piece of evidence per criterion, the rubric
+deductions that apply and a comment for nbgrader's comment box. Nothing here is a final grade: the
+instructor confirms or changes it in formgrader. How well the suggestions agree with a careful
+instructor is measured on a labelled corpus (``autograder/authoring/agreement.py``, ``make bench``).
+
+How an answer is read
+=====================
+
+1. **Plain text** (:func:`normalise`): Unicode NFKC (full-width -> half-width), ``×``/``⋅``/``a*b`` ->
+   ``·``, unicode minus -> ``-``; markdown is parsed with mistune and every paragraph, list item,
+   heading and table cell becomes a line; ``$..$``/``$$..$$`` LaTeX is turned into text by pylatexenc
+   (``\\min(m, P-p)\\cdot M_{\\text{act}}`` -> ``min(m, P-p)·M_act``, ``\\frac{a}{b}`` -> ``(a)/(b)``,
+   ``\\lambda^{\\Delta t}`` -> ``λ^Δt``); display math joins the line that introduces it.
+2. **Sentences** end at ``。!?;``, at ``.`` before a space/CJK/end, and at every line break. A
+   **passage** is one sentence, two adjacent ones, or three adjacent ones of one paragraph. Sentences that copy the question (rapidfuzz
+   ``partial_ratio`` >= 85 against the item's ``question``) are ignored.
+3. **Concepts** are regexes (``re.IGNORECASE | re.ASCII``: match CJK with literal characters). A hit
+   is **negated** when a negation cue (不是/不会/没有/从不/无需/not/never/no/…) stands just before it in
+   its clause, or a dismissal (无关/可以忽略/nothing to do with/is not an issue/…) just after it.
+   Negated hits do not count.
+4. A **criterion** is met when every concept has an un-negated hit inside one passage that
+   *explains*: it has a causal/conditional connective (因为 所以 导致 当…时 because when if …) or a
+   formula (unless the criterion says ``needs_reason: false``, e.g. a design), it is long enough (12
+   CJK characters or 8 English words) and it is not a keyword list.
+   A criterion whose first concept (its claim) is negated in a sentence that also names another of
+   its concepts is **contradicted** (a denial, or a statement taken back) and not met. ``need: k`` with ``options:`` makes an any-k-of-n criterion: each
+   option met earns ``points / k``, up to the criterion's points.
+5. **Score** = the sum over criteria, capped at the item's points. Deductions are reported for the
+   criteria not fully met; they coincide with the missing points and are not subtracted again.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import mistune
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+from rapidfuzz import fuzz
+
+from autograder.core.results import STATIC_REVIEW, ItemResult
+from autograder.core.rubric import criterion_units
+from autograder.core.rubric import validate_written_item as validate_item
+
+__all__ = ["WrittenSuggestion", "suggest", "normalise", "split_sentences", "validate_item"]
+
+MIN_PASSAGE_SIZE = 12.0  # 12 CJK characters or 8 English words
+MIN_WINDOW_SENTENCE_SIZE = 6.0
+ECHO_SIMILARITY = 85.0
+QUOTE_MAX = 200
+
+
+@dataclass
+class WrittenSuggestion:
+    """A suggested score for one written item. ``mode`` is always "static review"."""
+
+    item_id: str
+    points: float
+    score: float
+    evidence: list[dict] = field(default_factory=list)  # [{"criterion", "met", "quote", "note"}]
+    deductions_applied: list[str] = field(default_factory=list)
+    comment: str = ""
+    mode: str = STATIC_REVIEW
+
+    def to_item_result(self, description: str = "") -> ItemResult:
+        """The suggestion as an unconfirmed :class:`ItemResult` (score = suggestion until confirmed)."""
+        return ItemResult(
+            id=self.item_id,
+            kind="written",
+            points=self.points,
+            score=self.score,
+            mode=self.mode,
+            description=description,
+            evidence=[dict(e) for e in self.evidence],
+            suggestion=self.score,
+            confirmed=None,
+            message=self.comment,
+        )
+
+
+# -- 1. plain text ------------------------------------------------------------------------------------
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_RE = re.compile(f"[{_CJK}]")
+_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+_CHARS = str.maketrans(
+    {
+        "\u2212": "-",
+        "\u2013": "-",
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u00d7": "·",
+        "\u22c5": "·",
+        "\u2219": "·",
+        "\u30fb": "·",
+        "\u00a0": " ",
+        "\u200b": "",
+        "\ufeff": "",
+    }
+)
+_PLACEHOLDER_RE = re.compile(r"YOUR ANSWER HERE", re.I)
+_STAR_PRODUCT_RE = re.compile(r"(?<=[A-Za-z0-9)])\*(?=[A-Za-z0-9(])|(?<=[\w)]) \* (?=[\w(])")
+_SPACES_RE = re.compile(r"[ \t\f\v\u3000]+")
+_MARKDOWN = mistune.create_markdown(renderer=None, plugins=["math", "table", "strikethrough"])
+
+
+def _latex_converter() -> LatexNodes2Text:
+    db = get_default_latex_context_db().filter_context(keep_categories=None)
+    db.add_context_category(
+        "course",
+        prepend=True,
+        macros=[
+            MacroTextSpec("frac", "(%s)/(%s)"),
+            MacroTextSpec("dfrac", "(%s)/(%s)"),
+            MacroTextSpec("tfrac", "(%s)/(%s)"),
+            MacroTextSpec("cdot", " · "),
+            MacroTextSpec("times", " · "),
+            MacroTextSpec("left", ""),
+            MacroTextSpec("right", ""),
+            MacroTextSpec("bar", "%s̄"),
+            *(
+                MacroTextSpec(name, f" {sym} ")
+                for name, sym in (("leftarrow", "←"), ("gets", "←"), ("rightarrow", "→"), ("to", "→"))
+            ),
+        ],
+    )
+    return LatexNodes2Text(latex_context=db, math_mode="text", strict_latex_spaces=False)
+
+
+_LATEX = _latex_converter()
+_SIMPLE_GROUP_RE = re.compile(r"\(([\w\u0370-\u03ff]+)\)")
+
+
+@functools.lru_cache(maxsize=8192)  # short formulas ($P-1$, $t_{max}$) recur across a class's answers
+def latex_to_text(latex: str) -> str:
+    """``\\frac{a}{b}`` -> ``a/b``, ``\\cdot`` -> ``·``, ``\\lambda`` -> ``λ`` (pylatexenc)."""
+    try:
+        text = _LATEX.latex_to_text(latex)
+    except Exception:  # a student's broken LaTeX: keep it as typed
+        text = latex
+    return _SIMPLE_GROUP_RE.sub(r"\1", text)
+
+
+def _inline(nodes: list[dict]) -> str:
+    out = []
+    for n in nodes:
+        kind = n["type"]
+        if kind in ("text", "codespan"):
+            out.append(n.get("raw", ""))
+        elif kind == "inline_math":
+            out.append(latex_to_text(n.get("raw", "")))
+        elif kind in ("softbreak", "linebreak"):
+            out.append("\n" if kind == "linebreak" else "\x00")  # \x00: a soft break, joined below
+        elif kind == "inline_html":
+            out.append("\n" if re.match(r"<br\s*/?>", n.get("raw", ""), re.I) else "")
+        elif "children" in n:
+            out.append(_inline(n["children"]))
+    return "".join(out)
+
+
+def _blocks(nodes: list[dict], lines: list[str]) -> None:
+    for n in nodes:
+        kind = n["type"]
+        if kind in ("paragraph", "block_text", "heading", "table_cell"):
+            lines.extend(_inline(n.get("children", [])).split("\n"))
+        elif kind == "block_math":
+            math = " ".join(latex_to_text(n.get("raw", "")).split())
+            if lines and lines[-1].strip():
+                lines[-1] = lines[-1].rstrip() + " " + math
+            else:
+                lines.append(math)
+        elif kind == "block_code":
+            lines.extend(n.get("raw", "").split("\n"))
+        elif kind == "block_html":
+            lines.extend(re.sub(r"<[^>]*>", "\n", n.get("raw", "")).split("\n"))
+        elif "children" in n:
+            _blocks(n["children"], lines)
+
+
+def _join_soft_breaks(line: str) -> str:
+    def join(m: re.Match) -> str:
+        a, b = m.string[m.start() - 1 : m.start()], m.string[m.end() : m.end() + 1]
+        return "" if _CJK_RE.match(a or " ") and _CJK_RE.match(b or " ") else " "
+
+    return re.sub(r"\s*\x00\s*", join, line)
+
+
+def normalise(text: str | None) -> str:
+    """The plain text that patterns are matched against; lines are paragraphs, items, cells."""
+    if not text:
+        return ""
+    text = unicodedata.normalize("NFKC", text).translate(_CHARS).replace("\r\n", "\n").replace("\r", "\n")
+    text = _STAR_PRODUCT_RE.sub("·", _PLACEHOLDER_RE.sub("", text))
+    lines: list[str] = []
+    _blocks(_MARKDOWN(text), lines)
+    out = []
+    for line in lines:
+        line = _SPACES_RE.sub(" ", _join_soft_breaks(line).replace("$", "")).strip()
+        if line:
+            out.append(line)
+    return "\n".join(out)
+
+
+# -- 2. sentences -------------------------------------------------------------------------------------
+
+_SENT_END_RE = re.compile(
+    r"[。!?;]+[\"'”’)\]」』]*"
+    r"|(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)(?<!\bFig)\.(?=\s|$|[" + _CJK + "])"
+    r"|\n"
+)
+_CONNECTIVE_RE = re.compile(
+    r"因为|由于|导致|所以|因此|因而|从而|使得|致使|以致|造成|引起|于是|进而|若|如果|假如|一旦|只要|只有|除非"
+    r"|当(?!前)|(?<![规原准法])则|才|而|直到|否则|意味着|取决于|受限于|相比|比起|大于|小于|高于|低于|超过|越.{1,10}越"
+    r"|为了|以便|以免|防止|避免|通过|随着?|只能|无法|不得不|(?<![使作费利])用|被|让|(?<!成)就(?!是)"
+    r"|(?<![同及实准按暂])时(?![钟间序刻延候])|→|⇒|->|不等于|≠"
+    r"|\b(?:because|since|so|therefore|thus|hence|causes?|caused|causing|leads?\s+to|led\s+to"
+    r"|results?\s+in|due\s+to|when|whenever|if|unless|until|while|whereas|than|otherwise|means"
+    r"|which|thereby|in\s+turn|as\s+a\s+result|instead|rather"
+    r"|forc(?:e|es|ed|ing)|makes?|prevents?|avoids?|in\s+order\s+to|before|after|once|by|not|never"
+    r"|via|using|through|without|only|each|every)\b",
+    re.I | re.A,
+)
+_FORMULA_RE = re.compile(r"[=≈≤≥∝←<>]|\b(?:min|max)\s*\(|[\w)]\s*·\s*[\w(]|\^", re.I | re.A)
+_LIST_SEP_RE = re.compile(r"[,、|]")
+_CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
+_ZH_FUNCTION_RE = re.compile(
+    "[的了是在会就把被让给还也都着要能不没有这那它其一可很再又对于按以从与和及但或将使]"
+)
+_EN_FUNCTION = frozenset(
+    "the a an is are was were be been to of in on at it its this that these for from with as by and or "
+    "not no has have had their there they we you can will would must may which into than".split()
+)
+
+
+def _size(text: str) -> float:
+    return len(_CJK_RE.findall(text)) + 1.5 * len(_WORD_RE.findall(text))
+
+
+def _is_list_like(text: str) -> bool:
+    """A keyword list or dump rather than a sentence: short comma-separated segments, spaces between
+    CJK words, CJK without function characters, or English content words without function words."""
+    if not re.search(r"[=≈≤≥←]", text):
+        if len(_CJK_GAP_RE.findall(text)) >= 3:
+            return True
+        n_cjk = len(_CJK_RE.findall(text))
+        if n_cjk >= 8 and not _ZH_FUNCTION_RE.search(text) and len(_WORD_RE.findall(text)) <= 2:
+            return True
+        words = [
+            w.lower()
+            for w in re.findall(r"\b[A-Za-z]{3,}\b|\b(?:a|an|as|at|be|by|in|is|it|of|on|or|to)\b", text)
+        ]
+        n_function = sum(w in _EN_FUNCTION for w in words)
+        if n_cjk < 4 and len(words) - n_function >= 6 and n_function < 2 and not re.search(r"[:,;()=]", text):
+            return True
+        tokens = text.split()
+        if (
+            len(tokens) >= 5
+            and not n_function
+            and not re.search(f"[{_CJK}]{{5}}|[的了是就把被会也都还要能没而所因则时]", text)
+        ):
+            return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
+    segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
+    return len(segments) >= 3 and sum(_size(s) < 7 for s in segments) >= 0.75 * len(segments)
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) spans of the sentences of a *normalised* text, whitespace trimmed."""
+    spans, pos = [], 0
+    for m in _SENT_END_RE.finditer(text):
+        spans.append((pos, m.start() if m.group() == "\n" else m.end()))
+        pos = m.end()
+    spans.append((pos, len(text)))
+    out = []
+    for s, e in spans:
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        if e > s and re.search(f"[{_CJK}A-Za-z0-9]", text[s:e]):
+            out.append((s, e))
+    return out
+
+
+@dataclass
+class _Sentence:
+    start: int
+    end: int
+    size: float
+    explains: bool  # a connective or a formula
+    list_like: bool
+    echo: bool
+
+
+@lru_cache(maxsize=64)
+def _question_text(question: str) -> str:
+    return normalise(question).lower()
+
+
+def _sentences(text: str, question: str | None) -> list[_Sentence]:
+    q = _question_text(question) if question else ""
+    out = []
+    for s, e in split_sentences(text):
+        chunk = text[s:e]
+        echo = bool(q) and len(chunk) >= 6 and fuzz.partial_ratio(chunk.lower(), q) >= ECHO_SIMILARITY
+        explains = bool(_CONNECTIVE_RE.search(chunk) or _FORMULA_RE.search(chunk))
+        out.append(_Sentence(s, e, _size(chunk), explains, _is_list_like(chunk), echo))
+    return out
+
+
+# -- 3. concepts and negation -------------------------------------------------------------------------
+
+_CLAUSE_END = ",;:。!?，；：\n"
+_NEG_BEFORE_RE = re.compile(
+    r"(?:并不|并非|不是|不会|不能|不需要|不需|不必|无需|无须|不用|不存在|没有|没|从不|从来不|从未|绝不|毫无|永远不|而非"
+    r"|\b(?:not|never|no|cannot|without|neither|nor|none)\b|n't\b)(?:[^\s,;:。，；：]{0,6}|(?:\s+[\w-]+){1,3})?\s*$"
+    r"|(?<![不无])[不无]$",
+    re.I | re.A,
+)
+_NEG_EXEMPT_RE = re.compile(
+    r"(?:不能|不会|没有|cannot|can't|not)\s*(?:靠|通过|仅|只|just|only|simply|merely)", re.I
+)
+_NEG_AFTER_RE = re.compile(
+    r"^[^。;\n]{0,16}?(?:无关|没有关系|没关系|不是问题|不成问题|可以忽略|忽略不计|不会带来任何问题|没有\S{0,3}影响|不是原因|不起作用|保持不变)"
+    r"|^[^,;.]{0,30}?\b(?:nothing to do with|plays? no role|(?:is|are) not (?:an? )?(?:issue|problem|cause|reason)"
+    r"|(?:is|are) never the (?:reason|cause)|irrelevant|negligible|can be ignored|not needed|not required"
+    r"|stays? the same|does ?n[o']t change|just noise)",
+    re.I,
+)
+
+
+def _negated(text: str, start: int, end: int, floor: int = 0) -> bool:
+    """A negation cue just before the hit (same clause, after ``floor``) or a dismissal just after it."""
+    left = start
+    while left > floor and text[left - 1] not in _CLAUSE_END and start - left < 24:
+        left -= 1
+    before = text[left:start]
+    if _NEG_BEFORE_RE.search(before) and not _NEG_EXEMPT_RE.search(before):
+        return True
+    right = end
+    while right < len(text) and text[right] not in ".。;；\n" and right - end < 40:
+        right += 1
+    return bool(_NEG_AFTER_RE.search(text[end:right]))
+
+
+@lru_cache(maxsize=512)
+def _concept_regex(patterns: tuple[str, ...]) -> re.Pattern:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.I | re.A)
+
+
+def _hits(text: str, sents: list[_Sentence], concept: dict) -> tuple[dict[int, tuple[int, int]], set[int]]:
+    """Un-negated hits by sentence index (first span each), and the sentences with a negated hit."""
+    where: dict[int, tuple[int, int]] = {}
+    negated: set[int] = set()
+    starts = [s.start for s in sents]
+    previous_end = 0
+    for m in _concept_regex(tuple(concept["patterns"])).finditer(text):
+        if m.end() == m.start():
+            continue
+        k = bisect_right(starts, m.start()) - 1
+        k = k if k >= 0 and m.end() <= sents[k].end else None
+        floor = previous_end  # a cue inside the previous affirmed hit belongs to it ("cannot drop below")
+        if k is None or sents[k].echo:
+            continue
+        if _negated(text, m.start(), m.end(), floor):
+            negated.add(k)  # the floor stays: "不用最新值缓冲" negates both hits
+        else:
+            where.setdefault(k, m.span())
+            previous_end = m.end()
+    return where, negated
+
+
+# -- 4. criteria --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Match:
+    met: bool
+    quote: str = ""
+    note: str = ""
+    seen: bool = False  # some concept occurs (outside copies of the question)
+    unexplained: bool = False  # all concepts occur together, but only in passages that do not explain
+    contradicted: bool = False
+
+
+def _match(text: str, sents: list[_Sentence], unit: dict) -> _Match:
+    found = [_hits(text, sents, c) for c in unit["concepts"]]
+    seen = any(where for where, _ in found)
+    if any(k in where for k in found[0][1] for where, _ in found[1:]):
+        # the claim is denied in a sentence about the criterion's subject: a contradiction is no answer
+        return _Match(False, seen=seen, contradicted=True)
+    best = unexplained = None
+    needs_reason = unit.get("needs_reason", True)
+    for i in range(len(sents)):
+        for j in range(i, min(i + 3, len(sents))):
+            if j == i + 2 and "\n" in text[sents[i].start : sents[j].end]:
+                continue  # three sentences only within one paragraph
+            spans = [next((where[k] for k in range(i, j + 1) if k in where), None) for where, _ in found]
+            if None in spans:
+                continue
+            window = sents[i : j + 1]
+            ok = (
+                (any(s.explains for s in window) or not needs_reason)
+                and sum(s.size for s in window) >= MIN_PASSAGE_SIZE
+                and not any(s.list_like for s in window)
+                and (j == i or min(s.size for s in window) >= MIN_WINDOW_SENTENCE_SIZE)
+            )
+            a, b = sents[i], sents[j]
+            key = (j - i, b.end - a.start, a.start, b.end, spans)
+            if ok and (best is None or key[:2] < best[:2]):
+                best = key
+            elif not ok and unexplained is None:
+                unexplained = key
+    if best is None:
+        return _Match(False, seen=seen, unexplained=unexplained is not None)
+    _, _, start, end, spans = best
+    if _retracted(text, sents, found, start, max(e for _, e in spans)):
+        return _Match(False, seen=True, contradicted=True)
+    return _Match(True, quote=_trim_quote(text, start, end, spans), seen=True)
+
+
+_RETRACTION_STRONG_RE = re.compile(
+    r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了", re.I
+)
+_RETRACTION_RE = re.compile(
+    _RETRACTION_STRONG_RE.pattern
+    + r"|(?:does ?n[o']t|does not|wo ?n't|will not) (?:really |actually )?matter|(?:is|are) irrelevant here"
+    r"|其实不|其实并不|其实没|实际上\S{0,12}?(?:不|没|就够)|不算(?:真正|什么)|无所谓|不重要|没必要",
+    re.I,
+)
+
+
+def _retracted(text: str, sents: list[_Sentence], found: list, start: int, after: int) -> bool:
+    """A statement taken back: a sentence that retracts and speaks of the same subject (one of the
+    unit's concepts occurs in it, affirmed or denied). An explicit retraction ("scratch that", "收回")
+    counts from the passage that met the criterion on; a softer one ("doesn't matter", "其实不…",
+    "不算真正的…") only after that passage's hits (before them it is usually "not X but Y")."""
+    for k, sent in enumerate(sents):
+        if sent.end <= start or sent.echo or not any(k in where or k in denied for where, denied in found):
+            continue
+        if _RETRACTION_STRONG_RE.search(text, max(sent.start, start), sent.end):
+            return True
+        if sent.end > after and _RETRACTION_RE.search(text, max(sent.start, after), sent.end):
+            return True
+    return False
+
+
+def _trim_quote(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> str:
+    """At most QUOTE_MAX characters of ``text[start:end]`` around the hits, cut at clause ends."""
+    if end - start <= QUOTE_MAX:
+        return text[start:end].strip()
+    lo, hi = min(s for s, _ in spans), max(e for _, e in spans)
+    cuts = sorted({start, end, *(m.end() for m in _CLAUSE_CUT_RE.finditer(text, start, end))})
+    a = max(c for c in cuts if c <= lo)
+    b = min(c for c in cuts if c >= hi)
+    while True:  # widen clause by clause while it fits
+        wider = [c for c in cuts if c > b and c - a <= QUOTE_MAX][:1] or [
+            c for c in cuts if c < a and b - c <= QUOTE_MAX
+        ][-1:]
+        if not wider:
+            break
+        a, b = min(a, wider[0]), max(b, wider[0])
+    if b - a > QUOTE_MAX:
+        a = a if lo - a < QUOTE_MAX // 4 else lo
+        space = text.rfind(" ", a + QUOTE_MAX // 2, a + QUOTE_MAX)
+        return text[a : space if space > 0 else a + QUOTE_MAX].strip()
+    return text[a:b].strip()
+
+
+_CLAUSE_CUT_RE = re.compile(r"[,;:、。!?]\s*|\.\s+")
+
+
+def _note(m: _Match, text: str, live: bool, off_topic: bool) -> str:
+    if not text:
+        return "空白作答 / empty answer"
+    if not live:
+        return "仅复述题目，没有作答 / only the question copied, no answer"
+    if m.contradicted:
+        return (
+            "答案否定了这一要点（否定或自相矛盾） / the answer denies this point (negation or contradiction)"
+        )
+    if m.unexplained:
+        return "关键词罗列，缺少解释 / keywords without explanation"
+    if off_topic:
+        return "未涉及本题要点（离题？） / none of the rubric concepts found (off-topic?)"
+    if m.seen:
+        return "要点不完整或分散在不同段落 / concepts missing or only in separate passages, not connected"
+    return "缺少要点 / missing concept"
+
+
+# -- 5. score -----------------------------------------------------------------------------------------
+
+
+def _fmt(x: float) -> str:
+    return f"{round(float(x), 2):g}"
+
+
+def suggest(answer: str | None, item: dict, *, question: str | None = None) -> WrittenSuggestion:
+    """Suggested score for ``answer`` under the written rubric ``item`` (a dict from rubric.yaml).
+
+    ``question`` overrides ``item["question"]`` (the question text, whose copies earn nothing)."""
+    validate_item(item)
+    points = float(item["points"])
+    text = normalise(answer)
+    sents = _sentences(text, question if question is not None else item.get("question"))
+    live = any(not s.echo for s in sents)
+    matches = {c["id"]: [_match(text, sents, u) for u in criterion_units(c)] for c in item["criteria"]}
+    off_topic = not any(m.seen for ms in matches.values() for m in ms)
+
+    evidence, scores = [], {}
+    for crit in item["criteria"]:
+        cid, ms = crit["id"], matches[crit["id"]]
+        need = int(crit.get("need", 1)) if "options" in crit else 1
+        n_met = sum(m.met for m in ms)
+        scores[cid] = float(crit["points"]) * min(n_met, need) / need
+        quotes = [m.quote for m in ms if m.met][:need]
+        if "options" in crit:
+            names = [u["id"] for u, m in zip(crit["options"], ms, strict=True) if m.met]
+            note = f"{min(n_met, need)}/{need}：" + (
+                "、".join(names) if names else _note(ms[0], text, live, off_topic)
+            )
+        elif n_met:
+            note = "满足：要点在同一段中有解释 / met: concepts explained together"
+        else:
+            note = _note(ms[0], text, live, off_topic)
+        evidence.append({"criterion": cid, "met": n_met >= need, "quote": " … ".join(quotes), "note": note})
+
+    score = round(min(sum(scores.values()), points), 4)
+    deductions = [
+        str(d["reason"])
+        for d in item.get("deductions") or []
+        if scores[d["when_missing"]] < float(_crit(item, d["when_missing"])["points"])
+    ]
+    return WrittenSuggestion(
+        str(item["id"]),
+        points,
+        score,
+        evidence,
+        deductions,
+        _comment(item, score, points, evidence, scores, deductions),
+    )
+
+
+def _crit(item: dict, cid: str) -> dict:
+    return next(c for c in item["criteria"] if c["id"] == cid)
+
+
+def _comment(
+    item: dict, score: float, points: float, evidence: list[dict], scores: dict, deductions: list[str]
+) -> str:
+    lines = [f"[静态审查 / static review] 建议得分 {_fmt(score)}/{_fmt(points)}"]
+    for ev in evidence:
+        crit = _crit(item, ev["criterion"])
+        mark = "✓ 满足 / met" if ev["met"] else "✗ 未满足 / missed"
+        head = f"{mark} {ev['criterion']} ({_fmt(scores[ev['criterion']])}/{_fmt(crit['points'])} 分)"
+        quote = " ".join(ev["quote"].split())
+        lines.append(f"{head}: 「{quote}」" if ev["met"] else f"{head}: {ev['note']}")
+    by_reason = {str(d["reason"]): d.get("points", 0) for d in item.get("deductions") or []}
+    lines += [f"扣分 / deduction (-{_fmt(by_reason.get(r, 0))}): {r}" for r in deductions]
+    lines.append("请在 formgrader 中确认或修改 / confirm or change in formgrader")
+    return "\n".join(lines)

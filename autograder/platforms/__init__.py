@@ -1,0 +1,1 @@
+"""Grading on hosted platforms: the Gradescope autograder."""

@@ -1,0 +1,111 @@
+"""Per-student feedback pages. They show test names and messages, never hidden inputs or test code.
+
+Every text on the page goes through :func:`autograder.core.safe_text.html_text` (escaped, always encodable);
+the page has no script and a Content-Security-Policy that forbids any (``default-src 'none'``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.core.results import EXECUTED, SubmissionResult, atomic_write_text
+from autograder.core.safe_text import html_text as escape
+
+STYLE = """
+body{font-family:system-ui,"Noto Sans CJK SC",sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
+h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:1.6rem}
+.tag{display:inline-block;padding:.05rem .45rem;border-radius:.3rem;font-size:.8rem;margin-left:.4rem}
+.executed{background:#e3f2e1;color:#1b5e20}.static{background:#fff3cd;color:#7a5b00}
+.extra{background:#e3ecfa;color:#0d3c8a}
+.pass{color:#1b5e20}.fail{color:#b71c1c} table{border-collapse:collapse;width:100%}
+td,th{border-bottom:1px solid #ddd;padding:.3rem .4rem;text-align:left;vertical-align:top}
+blockquote{margin:.3rem 0;padding:.2rem .6rem;border-left:3px solid #bbb;color:#444;background:#fafafa}
+.note{color:#555;font-size:.9rem}
+"""
+
+
+#: no script, no remote fetch, no form, no frame: the page is text and its own style sheet
+CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+def render(result: SubmissionResult) -> str:
+    r = result
+    verdict = "通过 / passed" if r.passed else "未通过 / not passed"
+    parts = [
+        "<!doctype html><html lang='zh'><head><meta charset='utf-8'>",
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">",
+        f"<title>{escape(r.assignment_id)} — {escape(r.student_id)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{escape(r.assignment_id)} · {escape(r.student_id)}</h1>",
+        f"<p><b>{_n(r.final_total)} / {_n(r.max_total)}</b>（及格线 {_n(r.pass_line)}）— {verdict}",
+        (
+            f"<br><span class='note'>含附加分 / includes extra credit {_n(r.extra_credit)} / "
+            f"{_n(r.max_extra_credit)}：附加分计入总分与及格判断，满分不变 / extra credit counts towards the "
+            "total and the pass line; the maximum stays the same</span>"
+        )
+        if r.max_extra_credit
+        else "",
+        " · <i>暂定 / provisional：问答题仍待教师确认</i>" if r.provisional else "",
+        "</p>",
+        (
+            f"<p>迟交规则 / late policy: {escape(r.late_note)}<br>原始总分 / raw total {_n(r.total)} − "
+            f"扣分 / penalty {_n(r.late_penalty)} = <b>最终 / final {_n(r.final_total)}</b></p>"
+        )
+        if r.late_note
+        else "",
+        f"<p class='note'>状态 / status: {escape(r.status)}<br>隔离方式 / isolation: {escape(r.isolation)}</p>",
+    ]
+    if r.messages:
+        parts.append("<h2>提示 / notes</h2><ul>")
+        parts += [f"<li>{escape(m)}</li>" for m in r.messages]
+        parts.append("</ul>")
+    for it in r.items:
+        label = "executed" if it.mode == EXECUTED else "static"
+        mode = "已运行 / executed" if it.mode == EXECUTED else "静态审查 / static review"
+        bonus = "<span class='tag extra'>附加分 / extra credit</span>" if it.extra_credit else ""
+        parts.append(
+            f"<h2>{escape(it.id)} — {_n(it.score)} / {_n(it.points)}"
+            f"<span class='tag {label}'>{mode}</span>{bonus}</h2>"
+        )
+        if it.description:
+            parts.append(f"<p class='note'>{escape(it.description)}</p>")
+        if it.kind == "code":
+            parts.append("<table><tr><th>测试 / test</th><th>结果</th><th>说明 / message</th></tr>")
+            for t in it.tests:
+                ok = "<span class='pass'>✔</span>" if t.passed else "<span class='fail'>✘</span>"
+                if not t.passed and t.credit > 0:  # credit per part of the contract
+                    got = "、".join(escape(p["name"]) for p in t.parts if p["passed"])
+                    ok = f"<span class='pass'>◐ {t.credit:.0%}</span><br><span class='note'>✔ {got}</span>"
+                kind = "（边界/校验）" if t.edge else ""
+                parts.append(
+                    f"<tr><td>{escape(t.name)}{kind}</td><td>{ok}</td><td>{escape(t.message)}</td></tr>"
+                )
+            parts.append("</table>")
+            if not it.tests and it.message:
+                parts.append(f"<p>{escape(it.message)}</p>")
+        else:
+            if it.confirmed is not None:
+                parts.append(
+                    f"<p>教师确认 / confirmed: <b>{_n(it.confirmed)}</b>"
+                    f"（建议 / suggested {_n(it.suggestion or 0)}）</p>"
+                )
+            else:
+                parts.append(f"<p>建议得分 / suggested: <b>{_n(it.suggestion or 0)}</b>（待教师确认）</p>")
+            for ev in it.evidence:
+                mark = "✔" if ev.get("met") else "✘"
+                parts.append(
+                    f"<p>{mark} <b>{escape(str(ev.get('criterion', '')))}</b> "
+                    f"<span class='note'>{escape(str(ev.get('note', '')))}</span></p>"
+                )
+                if ev.get("quote"):
+                    parts.append(f"<blockquote>{escape(str(ev['quote']))}</blockquote>")
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def _n(x: float) -> str:
+    return f"{x:g}" if x is not None else "–"
+
+
+def write(out_dir: Path, result: SubmissionResult, durable: bool = True) -> Path:
+    path = Path(out_dir) / "feedback" / result.student_id / f"{result.assignment_id}.html"
+    atomic_write_text(path, render(result), durable)
+    return path

@@ -1,0 +1,1 @@
+"""Tools students run: the self-check, and the Validate button in JupyterLab."""
