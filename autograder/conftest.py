@@ -6,13 +6,13 @@ sandboxed worker students get, so the reference goes through the path any submis
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
-from autograder.grading.engine import Submission, _worker_for, load_assignment, shutdown_workers
+from autograder.grading.assignment import load_assignment
 from autograder.grading.notebook import extract
+from autograder.grading.submission import open_submission, shutdown_workers
 from autograder.sandbox.isolation import resolve_isolation
 
 
@@ -25,15 +25,8 @@ def _isolation():
 
 @pytest.fixture
 def sub(request, _isolation):
-
     assignment = load_assignment(Path(request.node.path).parent)
     extracted = extract(assignment.source, assignment.cells, assignment.written_ids)
-    worker = _worker_for(assignment.limits, _isolation)
-    handle = Submission(
-        worker,
-        extracted.code_cells,
-        assignment.limits,
-        deadline=time.monotonic() + assignment.limits.submission_timeout,
-    )
+    handle = open_submission(assignment.limits, extracted.code_cells, _isolation)
     yield handle
     handle.close()

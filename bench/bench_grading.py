@@ -64,7 +64,7 @@ def _embed_hidden_tests(source: dict, assignment_dir: Path) -> dict:
 
 
 def _time_nbgrader(submissions: Path, course: Path, assignments: dict[str, Path]):
-    from autograder.grading.engine import load_assignment
+    from autograder.grading.assignment import load_assignment
 
     course.mkdir(parents=True)
     (course / "nbgrader_config.py").write_text(
@@ -211,7 +211,9 @@ def _cpu_per_submission(base: Path, tmp: Path, mode: str, n: int = 60) -> None:
     inflates least (wall time under load mostly measures waiting for a core)."""
     from autograder.classroom.batch import discover
     from autograder.core.registry import lessons
-    from autograder.grading.engine import _all_workers, grade_notebook, load_assignment, shutdown_workers
+    from autograder.grading.assignment import load_assignment
+    from autograder.grading.engine import grade_notebook
+    from autograder.grading.submission import _all_workers, shutdown_workers
 
     jobs = [j for j in discover(_scaled_class(base, tmp / "cpu", n)) if j.path]
     assignments = {a: load_assignment(d) for a, d in ((k, v.directory) for k, v in lessons().items())}

@@ -40,7 +40,7 @@ class InKernelSubmission:
 
 def run_item(namespace: dict, assignment_dir: str, item_id: str) -> None:
     """All-or-nothing, like an nbgrader test cell: raise if any hidden test of ``item_id`` fails."""
-    from autograder.grading.engine import Assignment
+    from autograder.grading.assignment import Assignment
 
     assignment = Assignment.load(Path(assignment_dir))
     sub = InKernelSubmission(namespace)

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from autograder.cli.main import main as cli
 from autograder.authoring.demo import first_sentence_answers, reference_answers
 from autograder.classroom.export import export
+from autograder.cli.main import main as cli
 from autograder.core.layout import REPO as LAYOUT
 from autograder.gradebook import store as gradebook
 from autograder.review.answer_groups import SIMILARITY, Answer, group_answers, similarity_matrix

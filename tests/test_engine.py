@@ -17,7 +17,9 @@ from autograder.classroom.batch import grade_class
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.registry import lessons
 from autograder.core.rubric import RubricError
-from autograder.grading.engine import Assignment, grade_notebook, load_assignment, shutdown_workers
+from autograder.grading.assignment import Assignment, load_assignment
+from autograder.grading.engine import grade_notebook
+from autograder.grading.submission import shutdown_workers
 from autograder.sandbox.isolation import resolve_isolation
 
 ROOT = LAYOUT.root
@@ -197,7 +199,7 @@ def test_rubric_rejects_written_items_without_criteria(tmp_path):
 def test_credit_per_part_of_a_test(tmp_path):
     """``@item(parts=...)``: each part of a test earns its share; a failure outside every part (the
     wrong shape, a call that raised) earns nothing; timeouts still end the test."""
-    from autograder.grading.engine import run_tests, score_items
+    from autograder.grading.scoring import run_tests, score_items
 
     tests = (
         "from autograder.testing import CallTimeout, item, part\n"

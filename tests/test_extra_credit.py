@@ -19,7 +19,7 @@ from autograder.classroom import export as export_mod
 from autograder.core.results import STATIC_REVIEW, ItemResult, SubmissionResult
 from autograder.core.rubric import RubricError
 from autograder.gradebook import store as gbmod
-from autograder.grading.engine import Assignment
+from autograder.grading.assignment import Assignment
 from autograder.reporting import feedback
 
 FIXTURE_SOURCE = Path(__file__).parent / "fixtures" / "gradebook" / "source"
@@ -72,7 +72,7 @@ def test_rubric_accepts_extra_credit_and_rejects_it_on_written_items(tmp_path):
         2,
     )
     a = Assignment.load(ok, release=tmp_path / "tiny.ipynb")
-    assert [it.get("extra_credit", False) for it in a.items] == [False, True]
+    assert [it.extra_credit for it in a.items] == [False, True]
     (ok / "rubric.yaml").write_text(
         "assignment: tiny\nnotebook: tiny\npass_line: 1\nitems:\n  - {id: a, kind: code, points: 2}\n"
         "  - {id: bonus, kind: written, points: 2, extra_credit: true, criteria: []}\n",

@@ -155,7 +155,7 @@ def test_course_dir_and_assignment_structure(course):
     alt = out.parent / "alt" / f"{NOTEBOOK}.ipynb"
     alt.parent.mkdir()
     alt.write_text(json.dumps(changed), encoding="utf-8")
-    with pytest.raises(RuntimeError, match="submissions"):
+    with pytest.raises(gbmod.SourceChanged, match="new --out directory"):
         gbmod.ensure_assignment(url, ASSIGNMENT, alt)
     assert row_counts(url) == before
 

@@ -382,7 +382,7 @@ def test_requirements_cover_what_grading_imports(built):
         "from pathlib import Path\n"
         "before = set(sys.modules)\n"
         "sys.modules['pytest'] = None\n"  # optional (testing.item marks tests for pytest if present)
-        "from autograder import gradescope\n"
+        "from autograder.platforms import gradescope\n"
         "gradescope.run(Path(sys.argv[1]))\n"
         "names = {n.split('.')[0] for n in set(sys.modules) - before} - {'autograder', 'pytest'}\n"
         "owners = packages_distributions()\n"

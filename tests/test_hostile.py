@@ -35,7 +35,8 @@ from autograder.authoring.demo import (
     with_code,
 )
 from autograder.classroom.batch import grade_class
-from autograder.grading import engine
+from autograder.grading import assignment as grading_assignment
+from autograder.grading import submission as grading_submission
 from autograder.sandbox import isolation as sandbox
 from autograder.sandbox.isolation import LIMITS_ENV, drop_to_nobody, resolve_isolation
 
@@ -138,12 +139,12 @@ def grade_with_test_limits(subs: Path, out: Path, **kwargs):
     """``grade_class`` with the suite's lowered limits (the assignment is loaded afresh with them)."""
     mp = pytest.MonkeyPatch()
     mp.setenv(LIMITS_ENV, json.dumps(TEST_LIMITS))
-    mp.setattr(engine, "_assignments", {})
+    mp.setattr(grading_assignment, "_assignments", {})
     try:
         return grade_class(subs, out, **kwargs)
     finally:
         mp.undo()
-        engine._assignments.clear()
+        grading_assignment._assignments.clear()
 
 
 @pytest.fixture(scope="module")
@@ -744,7 +745,7 @@ def test_temp_folders_are_removed_when_the_batch_raises(tmp_path, monkeypatch):
                 isolation="auto",
             )
         assert _grader_temp_dirs(temp) == []
-        assert engine._all_workers == []
+        assert grading_submission._all_workers == []
     finally:
         shutil.rmtree(temp, ignore_errors=True)
 
@@ -786,18 +787,16 @@ def test_the_demo_falls_back_without_bubblewrap_and_says_so(tmp_path, monkeypatc
     """Attack 8, the demo's side: `make demo` grades its own sample class (built from the release and
     the reference) in the fallback where bubblewrap cannot run, and says so before grading."""
     from autograder.cli import main as cli
-    from autograder.authoring import demo as demo_module
-    from autograder.classroom import batch as batch_module
 
     monkeypatch.setattr(sandbox, "bwrap_usable", lambda: (False, "bubblewrap is not installed"))
-    monkeypatch.setattr(demo_module, "build_sample_class", lambda dest: Path(dest))
+    monkeypatch.setattr(cli, "build_sample_class", lambda dest: Path(dest))
     seen = {}
 
     def fake_grade_class(submissions, out, *, isolation, **kwargs):
         seen["mode"] = sandbox.resolve_isolation(isolation)[0]
         return []
 
-    monkeypatch.setattr(batch_module, "grade_class", fake_grade_class)
+    monkeypatch.setattr(cli, "grade_class", fake_grade_class)
     assert cli.main(["demo", "--out", str(tmp_path)]) == 0
     assert seen["mode"] == "fallback"
     assert "WITHOUT a sandbox" in capsys.readouterr().err

@@ -22,7 +22,7 @@ import pytest
 from autograder.authoring.demo import reference_code, with_code
 from autograder.classroom.batch import grade_class
 from autograder.core.layout import REPO as LAYOUT
-from autograder.grading.engine import load_assignment
+from autograder.grading.assignment import load_assignment
 
 ASSIGNMENT = "16-asymmetric-pipeline"
 REPO = Path(__file__).resolve().parents[1]

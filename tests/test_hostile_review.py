@@ -21,7 +21,8 @@ import pytest
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.results import SubmissionResult
 from autograder.gradebook import store as gradebook
-from autograder.grading.engine import load_assignment, zero_items
+from autograder.grading.assignment import load_assignment
+from autograder.grading.scoring import zero_items
 from autograder.review import formgrader
 from autograder.review.server import MATHJAX_ORIGIN
 

@@ -15,7 +15,8 @@ import pytest
 
 from autograder.classroom.batch import grade_class
 from autograder.core.registry import lessons
-from autograder.grading.engine import load_assignment, shutdown_workers
+from autograder.grading.assignment import load_assignment
+from autograder.grading.submission import shutdown_workers
 from autograder.intake.collect import apply_times, collect
 from autograder.intake.course import (
     LATE_MARKER_FILE,
@@ -257,8 +258,8 @@ def test_canvas_late_marker_that_disagrees_is_flagged():
 
 
 def test_sharded_grading_and_merge_keep_the_late_policy(tmp_path, course):
-    from autograder.classroom.shards import merge
     from autograder.classroom.sharding import parse_shard
+    from autograder.classroom.shards import merge
 
     a = load_assignment(lessons()[A].directory)
     subs = tmp_path / "submitted"

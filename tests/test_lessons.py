@@ -22,7 +22,8 @@ from autograder.authoring.demo import INCLUDE, mistake_code, parse_expectations,
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.notebook_format import normalise_notebook
 from autograder.core.registry import Lesson, lessons
-from autograder.grading.engine import grade_code, load_assignment
+from autograder.grading.assignment import load_assignment
+from autograder.grading.engine import grade_code
 
 LESSONS = lessons()
 IDS = list(LESSONS)

@@ -9,7 +9,7 @@ import pytest
 
 from autograder.authoring.demo import reference_code
 from autograder.core.registry import lessons
-from autograder.grading.engine import load_assignment
+from autograder.grading.assignment import load_assignment
 from bench.nbgrader_shim import run_item
 
 

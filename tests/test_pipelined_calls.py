@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from autograder.grading.engine import Submission
+from autograder.grading.submission import Submission
 from autograder.sandbox import isolation as sandbox
 from autograder.sandbox.isolation import Limits, Worker, resolve_isolation
 from autograder.testing import CallTimeout, WorkerCrashed

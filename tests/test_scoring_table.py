@@ -16,7 +16,7 @@ import yaml
 
 from autograder.authoring import scoring_table
 from autograder.core.registry import lessons
-from autograder.grading.engine import load_assignment
+from autograder.grading.assignment import load_assignment
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = tuple(lessons())

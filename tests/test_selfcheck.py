@@ -13,7 +13,8 @@ import pytest
 from autograder.authoring.demo import reference_code, with_code
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.registry import lessons
-from autograder.grading.engine import load_assignment, shutdown_workers
+from autograder.grading.assignment import load_assignment
+from autograder.grading.submission import shutdown_workers
 from autograder.student.selfcheck import FAIL, OK, selfcheck, visible_scenarios
 
 ROOT = LAYOUT.root

@@ -19,7 +19,8 @@ from autograder.core.layout import REPO as LAYOUT
 from autograder.core.registry import lessons
 from autograder.core.results import SubmissionResult
 from autograder.gradebook import store as gradebook
-from autograder.grading.engine import load_assignment, score_items
+from autograder.grading.assignment import load_assignment
+from autograder.grading.scoring import score_items
 
 ROOT = LAYOUT.root
 

@@ -30,13 +30,10 @@ from autograder.core.rubric import RubricError
 from autograder.core.safe_text import encodable, terminal_text
 from autograder.core.untrusted import describe_name, display_id, id_problem
 from autograder.gradebook import store as gradebook
-from autograder.grading.engine import (
-    Assignment,
-    grade_notebook,
-    load_assignment,
-    shutdown_workers,
-    zero_items,
-)
+from autograder.grading.assignment import Assignment, load_assignment
+from autograder.grading.engine import grade_notebook, new_result
+from autograder.grading.scoring import zero_items
+from autograder.grading.submission import shutdown_workers
 from autograder.intake.course import (
     CourseError,
     apply_to_result,
@@ -358,13 +355,7 @@ def _grade_one(
     try:
         return grade_notebook(assignment, job.path, job.student_id, mode, isolation_text)
     except Exception as exc:  # noqa: BLE001 - one broken submission never stops the batch
-        res = SubmissionResult(
-            job.student_id,
-            assignment.id,
-            assignment.notebook,
-            isolation=isolation_text,
-            pass_line=assignment.pass_line,
-        )
+        res = new_result(assignment, job.student_id, isolation_text)
         return _error_row(res, f"error: grading failed ({_describe(exc)})", assignment)
     finally:
         if phases is not None:
@@ -463,15 +454,12 @@ def _cached(out: Path, job: Job, assignment: Assignment, isolation_text: str) ->
 
 def _failed_row(job: Job, assignments: dict, isolation_text: str) -> SubmissionResult:
     a = assignments.get(job.assignment_id)
-    res = SubmissionResult(
+    return new_result(
+        a,
         job.student_id,
-        job.assignment_id,
-        a.notebook if a else "",
+        isolation_text,
+        assignment_id=job.assignment_id,
         status=job.problem,
-        isolation=isolation_text,
-        pass_line=a.pass_line if a else 0.0,
         graded=False,
+        why=job.problem,
     )
-    if a is not None:
-        res.items = zero_items(a, job.problem)
-    return res

@@ -31,7 +31,7 @@ from autograder.core.results import SubmissionResult, atomic_write_text
 from autograder.core.rubric import RubricError
 from autograder.gradebook import store as gradebook
 from autograder.gradebook.store import session
-from autograder.grading.engine import load_assignment
+from autograder.grading.assignment import load_assignment
 from autograder.intake.course import load_course, record_in_gradebook
 
 # ---------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from autograder.classroom.shards import merge
 from autograder.core.registry import lesson_dirs, lessons
 from autograder.core.rubric import RubricError
 from autograder.core.safe_text import terminal_text
-from autograder.grading.engine import load_assignment
+from autograder.grading.assignment import load_assignment
 from autograder.intake.collect import apply_times, collect
 from autograder.platforms.gradescope import build
 from autograder.reporting.lms import (
@@ -30,7 +30,7 @@ from autograder.reporting.lms import (
 )
 from autograder.review.formgrader import serve
 from autograder.review.groups import format_groups, review_items
-from autograder.sandbox.isolation import resolve_isolation
+from autograder.sandbox.isolation import add_isolation_argument, resolve_isolation
 from autograder.student.selfcheck import main as selfcheck
 
 
@@ -280,13 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--out", required=True, help="output course directory (gradebook, feedback, grades.csv)")
     g.add_argument("--assignment", action="append", help="grade only this assignment (repeatable)")
     g.add_argument("--jobs", type=int, default=None, help="parallel sandboxes (default: number of cores + 1)")
-    g.add_argument(
-        "--isolation",
-        choices=["bwrap", "none"],
-        default="bwrap",
-        help="bwrap (default): refuse to run unless bubblewrap can sandbox student code; "
-        "none: the fallback, NOT a sandbox (student code runs as you; see SECURITY.md)",
-    )
+    add_isolation_argument(g, default="bwrap", choices=("bwrap", "none"))
     g.add_argument("--force", action="store_true", help="regrade even unchanged submissions")
     g.add_argument("--quiet", action="store_true")
     g.add_argument(
@@ -340,13 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("demo", help="build a sample class from the release and grade it")
     d.add_argument("--out", default="build/demo")
     d.add_argument("--jobs", type=int, default=None)
-    d.add_argument(
-        "--isolation",
-        choices=["auto", "bwrap", "none"],
-        default="auto",
-        help="auto (default): bubblewrap if usable, else the fallback, said so (the sample class "
-        "is built from the release and the reference)",
-    )
+    add_isolation_argument(d, default="auto")
     d.set_defaults(func=cmd_demo)
 
     f = sub.add_parser("formgrader", help="open nbgrader's formgrader on a grading output directory")
@@ -379,13 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     gs.add_argument("assignment", nargs="*", metavar="LESSON", help="default: every lesson")
     gs.add_argument("--out", default="dist", help="directory for <assignment>-gradescope.zip")
-    gs.add_argument(
-        "--isolation",
-        choices=["auto", "bwrap", "none"],
-        default="bwrap",
-        help="bwrap (default): refuse to grade without the sandbox (the image build fails); "
-        "auto: bubblewrap where the container allows it, else the fallback (NOT a sandbox)",
-    )
+    add_isolation_argument(gs, default="bwrap")
     gs.add_argument(
         "--visibility", default="visible", help="Gradescope visibility of the code tests and total"
     )
@@ -411,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         "(runs your code in the grader's sandbox on the visible scenarios only)",
     )
     sc.add_argument("notebook", help="lessons/<lesson>/<notebook>.ipynb")
-    sc.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto")
+    add_isolation_argument(sc, default="auto")
     sc.set_defaults(func=cmd_selfcheck)
 
     args = parser.parse_args(argv)

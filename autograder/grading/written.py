@@ -30,6 +30,9 @@ How an answer is read
    option met earns ``points / k``, up to the criterion's points.
 5. **Score** = the sum over criteria, capped at the item's points. Deductions are reported for the
    criteria not fully met; they coincide with the missing points and are not subtracted again.
+
+Longer than 500 lines because the scorer and its rule language are kept in one module, documented
+here, so that what a criterion's patterns mean is read in one place.
 """
 
 from __future__ import annotations

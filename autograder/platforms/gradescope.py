@@ -57,10 +57,12 @@ from pathlib import Path
 
 from autograder.core.layout import REPO
 from autograder.core.registry import lessons
-from autograder.core.results import SubmissionResult, atomic_write_text
+from autograder.core.results import atomic_write_text
 from autograder.core.safe_text import encodable
 from autograder.gradebook.store import written_comment
-from autograder.grading.engine import grade_notebook, load_assignment, shutdown_workers, zero_items
+from autograder.grading.assignment import load_assignment
+from autograder.grading.engine import grade_notebook, new_result
+from autograder.grading.submission import shutdown_workers
 from autograder.intake.collect import zip_notebooks
 from autograder.sandbox.isolation import LIMITS_ENV, resolve_isolation
 
@@ -460,7 +462,7 @@ def run(root: Path) -> int:
     results_path = root / "results" / "results.json"
     scratch = Path(tempfile.mkdtemp(prefix="gradescope-"))
     try:
-        print(f"engine: {Path(__file__).resolve().parent}")
+        print(f"engine: {Path(__file__).resolve().parents[1]}")
         config = json.loads((root / "source" / CONFIG_NAME).read_text(encoding="utf-8"))
         if config.get("limits"):
             os.environ[LIMITS_ENV] = json.dumps(config["limits"])
@@ -470,16 +472,7 @@ def run(root: Path) -> int:
         try:
             path, notes = find_notebook(root / "submission", assignment.notebook, scratch)
         except NoNotebook as exc:
-            result = SubmissionResult(
-                "submission",
-                assignment.id,
-                assignment.notebook,
-                status=str(exc),
-                isolation=isolation_text,
-                pass_line=assignment.pass_line,
-                grader=assignment.fingerprint,
-            )
-            result.items = zero_items(assignment, str(exc))
+            result = new_result(assignment, "submission", isolation_text, status=str(exc), why=str(exc))
         else:
             try:
                 result = grade_notebook(assignment, path, "submission", mode, isolation_text)

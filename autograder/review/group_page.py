@@ -268,7 +268,7 @@ def _warm_up() -> None:
     import sklearn.cluster  # noqa: F401
     import sklearn.feature_extraction.text  # noqa: F401
 
-    from autograder.grading import engine  # noqa: F401
+    from autograder.grading import assignment  # noqa: F401
 
 
 def _load_jupyter_server_extension(serverapp) -> None:

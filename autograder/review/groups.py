@@ -27,7 +27,7 @@ from autograder.core.registry import lessons
 from autograder.core.rubric import Item
 from autograder.core.safe_text import terminal_text
 from autograder.gradebook import store as gradebook
-from autograder.grading.engine import load_lesson
+from autograder.grading.assignment import load_lesson
 from autograder.grading.notebook import UnreadableNotebook, extract
 from autograder.review.answer_groups import SIMILARITY, Answer, AnswerGroup, answer_of, group_answers
 

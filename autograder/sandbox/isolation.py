@@ -281,6 +281,25 @@ def _ipc_sysctls(limits: Limits) -> list[str]:
 
 
 ISOLATIONS = ("bwrap", "none", "auto")
+#: what each ``--isolation`` choice means, for every command's help
+ISOLATION_HELP = {
+    "bwrap": "refuse to run unless bubblewrap can sandbox student code",
+    "auto": "bubblewrap where it can run, else the fallback (said so)",
+    "none": "the fallback, NOT a sandbox: student code runs as you (SECURITY.md)",
+}
+
+
+def add_isolation_argument(parser, *, default: str, choices: tuple[str, ...] = ISOLATIONS) -> None:
+    """The one definition of ``--isolation``: the modes of :func:`resolve_isolation`; a command that must
+    not fall back silently (``grade``) leaves ``auto`` out of its ``choices``."""
+    if default not in choices or not set(choices) <= set(ISOLATIONS):
+        raise ValueError(f"--isolation: {default!r} / {choices!r} are not modes of {ISOLATIONS!r}")
+    parser.add_argument(
+        "--isolation",
+        choices=list(choices),
+        default=default,
+        help="; ".join(f"{c}{' (default)' if c == default else ''}: {ISOLATION_HELP[c]}" for c in choices),
+    )
 
 
 def resolve_isolation(requested: str = "bwrap") -> tuple[str, str]:

@@ -11,6 +11,9 @@ Channels:
   * the child's socket: ``ready`` after the notebook's cells ran, then one answer per ``call``.
   * the child's stdout/stderr go to a pipe the zygote drains and caps; they never reach a channel
     the grader reads results from, so printing cannot change a score.
+
+Longer than 500 lines because it is one file by design: the sandbox mounts this script alone at
+``/grader/worker.py``, with nothing of the package beside it (the worker contract in pyproject.toml).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from nbgrader.server_extensions.validate_assignment.handlers import ValidateAssi
 from tornado import web
 
 from autograder.core.safe_text import html_text
-from autograder.grading.engine import shutdown_workers
+from autograder.grading.submission import shutdown_workers
 from autograder.student.selfcheck import Report, identify, selfcheck
 
 _lock = threading.Lock()  # one self-check at a time: the sandbox pool is stopped after each

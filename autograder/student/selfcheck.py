@@ -1,7 +1,7 @@
 """A student's check before submitting: ``python -m autograder selfcheck lessons/<lesson>/<nb>.ipynb``.
 
 It reads the notebook exactly as the grader does (``notebook.extract`` against the release), runs its
-code in the grader's sandbox (``engine.Submission`` on the same zygote and limits), and calls each
+code in the grader's sandbox (``grading.submission.open_submission``: the same zygote and limits), and calls each
 exercise method on the *visible* scenarios only: the literal calls written in the notebook's own check
 cells. It never loads or runs the hidden tests, so it cannot show their names, inputs or scores; it
 says whether the submission can be graded at all, in Chinese with the English terms students see in
@@ -19,14 +19,14 @@ import ast
 import importlib.util
 import re
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.core.registry import lessons
 from autograder.core.safe_text import terminal_text
-from autograder.grading.engine import Assignment, Submission, _worker_for, load_assignment, shutdown_workers
+from autograder.grading.assignment import Assignment, load_assignment
 from autograder.grading.notebook import UnreadableNotebook, extract, neutralise_magics, read_notebook_bytes
+from autograder.grading.submission import Submission, open_submission, shutdown_workers
 from autograder.sandbox.isolation import resolve_isolation
 from autograder.testing import Array, CallTimeout, WorkerCrashed
 
@@ -351,9 +351,7 @@ def selfcheck(path: Path, isolation: str = "auto") -> Report:
 
 def _run_visible(assignment: Assignment, cells: list[tuple[int, str]], mode: str, report: Report) -> None:
     limits = assignment.limits
-    sub = Submission(
-        _worker_for(limits, mode), cells, limits, deadline=time.monotonic() + limits.submission_timeout
-    )
+    sub = open_submission(limits, cells, mode)
     try:
         try:
             sub._ensure()
