@@ -23,9 +23,10 @@ from pathlib import Path
 
 from autograder.classroom.export import write_grades_csv
 from autograder.classroom.sharding import Shard, remove_manifest, write_manifest
+from autograder.core.files import atomic_write_text
 from autograder.core.layout import REPO
 from autograder.core.registry import lessons
-from autograder.core.results import SubmissionResult, atomic_write_text
+from autograder.core.results import SubmissionResult
 from autograder.core.rubric import RubricError
 from autograder.core.safe_text import encodable, terminal_text
 from autograder.core.untrusted import describe_name, display_id, id_problem

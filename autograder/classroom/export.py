@@ -22,9 +22,10 @@ import io
 from collections.abc import Iterable
 from pathlib import Path
 
+from autograder.core.files import atomic_write_text
 from autograder.core.layout import CourseDir
 from autograder.core.registry import lessons
-from autograder.core.results import SubmissionResult, atomic_write_text
+from autograder.core.results import SubmissionResult
 from autograder.core.safe_text import csv_cell
 from autograder.gradebook import store as gradebook
 from autograder.intake.course import reapply

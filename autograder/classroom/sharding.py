@@ -8,7 +8,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.core.results import SubmissionResult, atomic_write_text
+from autograder.core.files import atomic_write_text
+from autograder.core.results import SubmissionResult
 
 MANIFEST = "shard.json"
 

@@ -25,9 +25,10 @@ from pathlib import Path
 from autograder.classroom.batch import COMMIT_BATCH, Progress, commit_many, result_path
 from autograder.classroom.export import write_grades_csv
 from autograder.classroom.sharding import MANIFEST, ShardError, read_manifest
+from autograder.core.files import atomic_write_text
 from autograder.core.layout import REPO
 from autograder.core.registry import lessons
-from autograder.core.results import SubmissionResult, atomic_write_text
+from autograder.core.results import SubmissionResult
 from autograder.core.rubric import RubricError
 from autograder.gradebook import store as gradebook
 from autograder.gradebook.store import session

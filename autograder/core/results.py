@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
+
+from autograder.core.files import atomic_write_text
 
 EXECUTED = "executed"
 STATIC_REVIEW = "static review"
@@ -160,23 +160,3 @@ def _plain(obj):
     if isinstance(obj, dict):
         return {k: _plain(v) for k, v in obj.items()}
     return obj
-
-
-def atomic_write_text(path: Path, text: str, durable: bool = True) -> None:
-    """Write ``text`` so that readers see the old file or the new one, never a torn one. ``durable``
-    also fsyncs it before the rename, so it survives a power cut; files a re-run rebuilds anyway (a
-    batch's results, feedback pages and formgrader copies) skip that (about 4 ms each)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

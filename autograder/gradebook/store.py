@@ -39,14 +39,13 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.core.results import EXECUTED, ItemResult, SubmissionResult, atomic_write_text
+from autograder.core.files import atomic_copy, atomic_write_text
+from autograder.core.results import EXECUTED, ItemResult, SubmissionResult
 from autograder.gradebook import review_copy
 from autograder.grading.notebook import UnreadableNotebook, read_notebook_bytes
 
@@ -413,23 +412,6 @@ def _autograded_path(out: Path, result: SubmissionResult) -> Path:
     return out / AUTOGRADED / result.student_id / result.assignment_id / f"{nb_id}.ipynb"
 
 
-def _atomic_copy(src: Path, dest: Path, durable: bool = True) -> None:
-    """Byte copy that readers see whole or not at all (temp file in the same folder, fsync, rename)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh, open(src, "rb") as fsrc:
-            shutil.copyfileobj(fsrc, fh)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _write_autograded(dest: Path, review, durable: bool = True) -> None:
     """Place the review copy (:mod:`autograder.gradebook.review_copy`: the submission made inert, never a byte copy)
     where formgrader looks for it."""
@@ -451,10 +433,10 @@ def _mirror_submitted(out: Path, result: SubmissionResult, submitted: Path, dura
     )
     if dest.exists() and dest.resolve() == submitted.resolve():
         return
-    _atomic_copy(submitted, dest, durable)
+    atomic_copy(submitted, dest, durable)
     ts_src, ts_dest = submitted.parent / "timestamp.txt", dest.parent / "timestamp.txt"
     if ts_src.is_file():
-        _atomic_copy(ts_src, ts_dest, durable)
+        atomic_copy(ts_src, ts_dest, durable)
     elif ts_dest.exists():
         ts_dest.unlink()
 

@@ -35,10 +35,8 @@ too-large total are refused and logged.
 from __future__ import annotations
 
 import csv
-import os
 import re
 import stat
-import tempfile
 import time
 import zipfile
 from dataclasses import dataclass
@@ -46,6 +44,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
+from autograder.core.files import atomic_write
 from autograder.core.registry import lessons
 from autograder.core.untrusted import SAFE_ID  # the one id rule, which `grade` applies too
 from autograder.intake.course import (
@@ -246,25 +245,6 @@ def _fmt(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "no time"
 
 
-def _write_atomic(path: Path, data: bytes, stamp: float) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".collect-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if stamp:
-            os.utime(tmp, (stamp, stamp))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def collect(zips: list[Path], dest: Path, assignment: str) -> list[str]:
     """Unpack ``zips`` into ``dest/<student>/<assignment>/<notebook>.ipynb``; return the log lines."""
     if not SAFE_ID.match(assignment):
@@ -310,7 +290,7 @@ def collect(zips: list[Path], dest: Path, assignment: str) -> list[str]:
                 if not (target.parent / TIMESTAMP_FILE).is_file():
                     _record_time(target.parent, cand)
                 continue
-        _write_atomic(target, cand.data, int(cand.timestamp))
+        atomic_write(target, cand.data, mtime=int(cand.timestamp))
         _record_time(target.parent, cand)
         written += 1
         late = " [Canvas: LATE]" if cand.lms_late else ""

@@ -31,7 +31,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
-from autograder.core.results import atomic_write_text
+from autograder.core.files import atomic_write_text
 from autograder.gradebook.store import _tables, db_url_for, session
 
 TIMESTAMP_FILE = "timestamp.txt"

@@ -55,9 +55,9 @@ import zipfile
 from importlib.metadata import PackageNotFoundError, distribution, packages_distributions
 from pathlib import Path
 
+from autograder.core.files import atomic_write, atomic_write_text
 from autograder.core.layout import REPO
 from autograder.core.registry import lessons
-from autograder.core.results import atomic_write_text
 from autograder.core.safe_text import encodable
 from autograder.gradebook.store import written_comment
 from autograder.grading.assignment import load_assignment
@@ -251,10 +251,9 @@ def build(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{assignment.id}-gradescope.zip"
-    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+
+    def write_zip(fh) -> None:
+        with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             for name in sorted(files):
                 data = files[name]
                 info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
@@ -262,10 +261,8 @@ def build(
                 info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
                 info.compress_type = zipfile.ZIP_DEFLATED
                 zf.writestr(info, data if isinstance(data, bytes) else data.read_bytes())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    atomic_write(target, write_zip)
     return target
 
 

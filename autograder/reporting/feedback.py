@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.core.results import EXECUTED, SubmissionResult, atomic_write_text
+from autograder.core.files import atomic_write_text
+from autograder.core.results import EXECUTED, SubmissionResult
 from autograder.core.safe_text import html_text as escape
 
 STYLE = """

@@ -33,7 +33,8 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.core.results import SubmissionResult, atomic_write_text
+from autograder.core.files import atomic_write_text
+from autograder.core.results import SubmissionResult
 from autograder.core.safe_text import csv_cell
 
 CANVAS_HEAD = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
