@@ -74,6 +74,19 @@ def open_assignments(page):
     return tab
 
 
+def feedback_page(out: Path, student: str) -> Path:
+    """The student's lesson-16 feedback page in a grading OUT: in nbgrader's layout
+    (``feedback/<student>/<assignment>/<notebook>.html``) if the grader writes it so, else ours
+    (``feedback/<student>/<assignment>.html``)."""
+    for path in (
+        out / "feedback" / student / ASSIGNMENT_16 / f"{NOTEBOOK_16}.html",
+        out / "feedback" / student / f"{ASSIGNMENT_16}.html",
+    ):
+        if path.is_file():
+            return path
+    raise AssertionError(f"no feedback page for {student} under {out / 'feedback'}")
+
+
 @dataclass
 class Hub:
     url: str
@@ -193,6 +206,7 @@ def test_student_fetches_validates_submits_on_the_hub_and_the_instructor_grades(
 
     # the student's menus: the assignment list, not the instructor's formgrader / course list
     tab = open_assignments(page)
+    assert page.request.get(f"{hub.url}/user/{STUDENT}/formgrader").status == 404  # nor its server side
     released_row = tab.locator("#released_assignments_list .list_item", has_text=ASSIGNMENT_16)
     released_row.wait_for(timeout=60_000)
     page.screenshot(path=str(artifacts / "2-assignments-released.png"))
@@ -272,3 +286,43 @@ def test_student_fetches_validates_submits_on_the_hub_and_the_instructor_grades(
         submitted_at,
     )
     steps("nbgrader collect, python -m autograder grade")
+
+    # 4. feedback back through the exchange: our page placed in nbgrader's feedback layout
+    #    (feedback/<student>/<assignment>/<notebook>.html beside the submission's timestamp.txt and
+    #    submission_secret.txt, as nbgrader generate_feedback leaves them), released with nbgrader's command
+    page_html = feedback_page(out, STUDENT)
+    placed = course / "feedback" / STUDENT / ASSIGNMENT_16
+    placed.mkdir(parents=True)
+    shutil.copyfile(page_html, placed / f"{NOTEBOOK_16}.html")
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        shutil.copyfile(collected / name, placed / name)
+    nbgrader(
+        "release_feedback",
+        ASSIGNMENT_16,
+        f"--Exchange.root={hub.exchange}",
+        f"--CourseDirectory.root={course}",
+        f"--CourseDirectory.db_url=sqlite:///{course / 'collect.db'}",
+        cwd=REPO,
+    )
+    steps("feedback placed in nbgrader's layout, nbgrader release_feedback")
+
+    # the student fetches it from the Assignments tab and sees it
+    page.locator("#refresh_assignments_list").click()
+    submitted_row = tab.locator("#submitted_assignments_list .list_item", has_text=ASSIGNMENT_16)
+    submitted_row.get_by_text("feedback available to fetch").wait_for(timeout=60_000)
+    submitted_row.get_by_role("button", name="Fetch Feedback").click()
+    view = tab.locator("#submitted_assignments_list").get_by_text("(view feedback)")
+    view.wait_for(timeout=60_000)
+    (fetched,) = (home / ASSIGNMENT_16 / "feedback").glob(f"*/{NOTEBOOK_16}.html")
+    assert fetched.parent.name == submitted_at
+    assert fetched.read_bytes() == page_html.read_bytes()
+    page.screenshot(path=str(artifacts / "6-assignments-feedback.png"))
+    view.click()  # the file browser goes to the feedback folder
+    item = page.locator(".jp-DirListing-item", has_text=f"{NOTEBOOK_16}.html")
+    item.wait_for(timeout=30_000)
+    item.dblclick()  # JupyterLab's HTML viewer (a sandboxed frame)
+    shown = page.frame_locator(".jp-HTMLViewer iframe").locator("body")
+    shown.get_by_text(f"{row['total']} / {row['max_total']}").first.wait_for(timeout=30_000)
+    assert STUDENT in shown.inner_text()
+    page.screenshot(path=str(artifacts / "7-feedback-opened.png"))
+    steps("Assignments tab: Fetch Feedback, view feedback")
