@@ -11,6 +11,8 @@ temporary shared directory, driven in real Chromium:
    the collected submissions with our engine (``python -m autograder grade``): the student's code earns
    its points and the result carries the submission time the exchange recorded.
 
+The instructor's commands are docs/JUPYTERHUB.md's ``# instructor: …`` blocks, run as written with bash.
+
 If the hub cannot run (no JupyterHub, no configurable-http-proxy, no Chromium) this FAILS, never skips:
 ``.ci/run`` installs them. Screenshots: ``build/test-artifacts/browser/<test name>/``."""
 
@@ -51,13 +53,25 @@ def find_chp() -> str | None:
     return str(local) if local.is_file() else shutil.which("configurable-http-proxy")
 
 
-def nbgrader(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    """nbgrader's own command line (this environment's), as an instructor runs it."""
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "nbgrader"), *args], cwd=cwd, capture_output=True, text=True
+DOC = (REPO / "docs" / "JUPYTERHUB.md").read_text(encoding="utf-8")
+
+
+def instructor(step: str, **env: str) -> subprocess.CompletedProcess:
+    """docs/JUPYTERHUB.md's bash block headed ``# instructor: <step>``, run as written in the repository
+    with ``EXCHANGE`` and ``COURSE`` set (nbgrader's own commands, then ours)."""
+    (block,) = (
+        b for b in re.findall(r"```bash\n(.*?)```", DOC, re.S) if b.startswith(f"# instructor: {step}\n")
     )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"nbgrader {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=REPO,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        raise AssertionError(f"{step!r} failed ({proc.returncode}):\n{block}\n{proc.stdout}\n{proc.stderr}")
     return proc
 
 
@@ -188,7 +202,9 @@ def hub(tmp_path_factory):
 
 def test_student_fetches_validates_submits_on_the_hub_and_the_instructor_grades(hub, page, artifacts, steps):
     # 1. the instructor releases lesson 16 from the course directory with nbgrader's own command
-    released = nbgrader("release_assignment", ASSIGNMENT_16, f"--Exchange.root={hub.exchange}", cwd=REPO)
+    course = hub.root / "course"  # the instructor's grading directory
+    env = {"EXCHANGE": str(hub.exchange), "COURSE": str(course)}
+    released = instructor("release", **env)
     outbound = hub.exchange / "pp-course" / "outbound" / ASSIGNMENT_16 / f"{NOTEBOOK_16}.ipynb"
     assert outbound.is_file(), released.stderr
     assert outbound.read_bytes() == (REPO / "lessons" / NB_PATH).read_bytes()
@@ -249,33 +265,10 @@ def test_student_fetches_validates_submits_on_the_hub_and_the_instructor_grades(
     steps("Assignments tab: submit")
 
     # 3. the instructor collects (nbgrader's timestamp.txt) and grades with our engine
-    course = hub.root / "course"  # the instructor's grading directory
-    course.mkdir()
-    nbgrader(
-        "collect",
-        ASSIGNMENT_16,
-        f"--Exchange.root={hub.exchange}",
-        f"--CourseDirectory.root={course}",
-        f"--CourseDirectory.db_url=sqlite:///{course / 'collect.db'}",
-        cwd=REPO,
-    )
+    instructor("collect and grade", **env)
     collected = course / "submitted" / STUDENT / ASSIGNMENT_16
     assert (collected / "timestamp.txt").read_text(encoding="utf-8").strip() == submitted_at
     out = course / "grading"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "autograder",
-            "grade",
-            str(course / "submitted"),
-            "--out",
-            str(out),
-            "--quiet",
-        ],
-        cwd=REPO,
-        check=True,
-    )
     with open(out / "grades.csv", encoding="utf-8") as fh:
         (row,) = list(csv.DictReader(fh))
     assert (row["student_id"], row["assignment_id"], row["status"]) == (STUDENT, ASSIGNMENT_16, "ok")
@@ -291,19 +284,13 @@ def test_student_fetches_validates_submits_on_the_hub_and_the_instructor_grades(
     #    (feedback/<student>/<assignment>/<notebook>.html beside the submission's timestamp.txt and
     #    submission_secret.txt, as nbgrader generate_feedback leaves them), released with nbgrader's command
     page_html = feedback_page(out, STUDENT)
+    instructor("release feedback", **env)
     placed = course / "feedback" / STUDENT / ASSIGNMENT_16
-    placed.mkdir(parents=True)
-    shutil.copyfile(page_html, placed / f"{NOTEBOOK_16}.html")
-    for name in ("timestamp.txt", "submission_secret.txt"):
-        shutil.copyfile(collected / name, placed / name)
-    nbgrader(
-        "release_feedback",
-        ASSIGNMENT_16,
-        f"--Exchange.root={hub.exchange}",
-        f"--CourseDirectory.root={course}",
-        f"--CourseDirectory.db_url=sqlite:///{course / 'collect.db'}",
-        cwd=REPO,
-    )
+    assert sorted(p.name for p in placed.iterdir()) == [
+        f"{NOTEBOOK_16}.html",
+        "submission_secret.txt",
+        "timestamp.txt",
+    ]
     steps("feedback placed in nbgrader's layout, nbgrader release_feedback")
 
     # the student fetches it from the Assignments tab and sees it
