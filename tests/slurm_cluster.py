@@ -109,6 +109,7 @@ class SlurmCluster:
                     "MpiDefault=none",
                     "ReturnToService=2",
                     "JobRequeue=1",
+                    "MinJobAge=3600",  # finished jobs stay visible to scontrol for the whole test
                     "SlurmctldDebug=info",
                     "SlurmdDebug=info",
                     f"NodeName={NODE} NodeHostname=localhost NodeAddr=127.0.0.1 {_hardware()} State=UNKNOWN",
