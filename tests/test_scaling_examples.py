@@ -1,8 +1,7 @@
-"""The cluster examples in docs/SCALING.md, run as written on this machine: the Kubernetes Jobs'
-container commands (once per completion index, then the merge Job's) and the Slurm array script
-(once per array task, then the dependent merge). No cluster here, so what is tested is the part a
-cluster does not change: the commands themselves, with the variables the scheduler sets. The merged
-grades equal one unsharded run of the same class."""
+"""The Kubernetes example in docs/SCALING.md, run as written on this machine: the indexed Job's container
+command once per completion index, then the merge Job's. No Kubernetes cluster here, so what is tested is
+the part a cluster does not change: the commands themselves, with the variable Kubernetes sets. The merged
+grades equal one unsharded run. (The Slurm example runs on a real one-node Slurm: tests/test_slurm.py.)"""
 
 from __future__ import annotations
 
@@ -77,17 +76,3 @@ def test_kubernetes_indexed_job_then_merge(class_dir):
     (merge_arg,) = merge_container["args"]
     _sh(merge_arg.replace("/data", str(data)), {})
     assert _grades(data / "grading") == _grades(one)
-
-
-def test_slurm_array_then_dependent_merge(class_dir):
-    root, subs, one = class_dir
-    script = next(b for b in _blocks("bash") if "#SBATCH" in b)
-    tasks = int(re.search(r"--array=1-(\d+)", script).group(1))
-    cpus = re.search(r"#SBATCH --cpus-per-task=(\d+)", script).group(1)
-    merge = re.search(r'--wrap \\\n\s*"(.*?)"', DOC, re.S).group(1)
-    out = root / "slurm-out"
-    env = {"COURSE": str(ROOT), "SUBMISSIONS": str(subs), "OUT": str(out), "SLURM_CPUS_PER_TASK": cpus}
-    for task in range(1, tasks + 1):
-        _sh(script, {**env, "SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_COUNT": str(tasks)})
-    _sh(merge, env)
-    assert _grades(out / "grading") == _grades(one)

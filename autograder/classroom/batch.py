@@ -251,6 +251,7 @@ def _grade_class(
     if shard is not None:
         work = [job for job in work if shard.holds(job.student_id)]
     gradebook.prepare_course_dir(out, REPO.root)
+    remove_manifest(out)  # written when this run is complete: a run that dies leaves no stale manifest
     policies = _late_policies(out, course)
     assignments: dict[str, Assignment] = {}
     for job in work:

@@ -55,8 +55,9 @@ def _shard_results(out: Path, manifest: dict | None) -> list[SubmissionResult]:
     return results
 
 
-def check_complete(manifests: dict[Path, dict]) -> None:
-    """Every K of one N exactly once."""
+def check_complete(manifests: dict[Path, dict], unfinished: list[Path] = ()) -> None:
+    """Every K of one N exactly once. ``unfinished``: the given outputs without a manifest, named when a
+    shard is missing (a sharded run writes its manifest last, so a run that died has none)."""
     if not manifests:
         return
     counts = {m["of"] for m in manifests.values()}
@@ -70,9 +71,11 @@ def check_complete(manifests: dict[Path, dict]) -> None:
         seen[m["shard"]] = path
     missing = sorted(set(range(1, n + 1)) - set(seen))
     if missing:
+        names = ", ".join(f"{k}/{n}" for k in missing)
+        hint = "".join(f"; {d} has no {MANIFEST} (its run did not finish: re-run it)" for d in unfinished)
         raise ShardError(
-            f"shards {', '.join(f'{k}/{n}' for k in missing)} are missing: their students would be "
-            "lost (grade them, then merge all N outputs)"
+            f"shard{'s' if len(missing) > 1 else ''} {names} {'are' if len(missing) > 1 else 'is'} missing: "
+            f"their students would be lost (grade them, then merge all N outputs){hint}"
         )
 
 
@@ -90,7 +93,7 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
     if twice:
         raise ShardError(f"shard output given twice: {', '.join(twice)}")
     manifests = {d: m for d in shard_dirs if (m := read_manifest(d)) is not None}
-    check_complete(manifests)
+    check_complete(manifests, [d for d in shard_dirs if d not in manifests])
 
     owner: dict[tuple[str, str], Path] = {}
     graders: dict[str, tuple[str, Path]] = {}
