@@ -2,7 +2,7 @@
 
 ``export(OUT)`` is the final step after review: it reads every ``OUT/results/<student>/<assignment>.json``,
 takes the confirmed written scores from the gradebook (``autograder.gradebook.confirmed_scores``), stores
-them back into the result JSON and writes ``OUT/grades.csv``. ``write_grades_csv`` is the shared writer
+them back into the result JSON, regenerates the feedback pages and writes ``OUT/grades.csv``. ``write_grades_csv`` is the shared writer
 that ``grade`` uses too.
 """
 
@@ -95,17 +95,12 @@ def refresh_confirmed(out_dir: Path | str, results: Iterable[SubmissionResult]) 
 
 
 def export(out_dir: Path | str) -> Path:
-    """After review in formgrader: update each result JSON's confirmed scores and write ``grades.csv``."""
-    out = Path(out_dir)
-    pairs = load_results(out)
-    results = [r for _, r in pairs]
-    if (out / gradebook.DB_NAME).exists():
-        changed = {id(r) for r in refresh_confirmed(out, results)}
-        if changed:
-            from .course import reapply
+    """After review in formgrader: update each result JSON's confirmed scores, regenerate every feedback
+    page with them and the instructor's comments (:mod:`autograder.review_feedback`), write
+    ``grades.csv``."""
+    from .review_feedback import refresh, write_pages
 
-            reapply(out, [r for r in results if id(r) in changed])
-        for path, r in pairs:
-            if id(r) in changed:
-                r.save(path)
+    out = Path(out_dir)
+    results = refresh(out)
+    write_pages(out, results)
     return write_grades_csv(out, results)

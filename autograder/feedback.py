@@ -1,7 +1,11 @@
 """Per-student feedback pages. They show test names and messages, never hidden inputs or test code.
 
 Every text on the page goes through :func:`autograder.safe_text.html_text` (escaped, always encodable);
-the page has no script and a Content-Security-Policy that forbids any (``default-src 'none'``)."""
+the page has no script and a Content-Security-Policy that forbids any (``default-src 'none'``).
+
+After review the page also carries the instructor's comments (``notes``: item id ->
+:class:`autograder.review_feedback.Note`, read from the gradebook) next to the suggestion they replaced.
+:func:`write` puts it in nbgrader's feedback layout (see :mod:`autograder.review_feedback`)."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:1.6rem}
 td,th{border-bottom:1px solid #ddd;padding:.3rem .4rem;text-align:left;vertical-align:top}
 blockquote{margin:.3rem 0;padding:.2rem .6rem;border-left:3px solid #bbb;color:#444;background:#fafafa}
 .note{color:#555;font-size:.9rem}
+.comment{margin:.4rem 0;padding:.4rem .7rem;border-left:3px solid #0d3c8a;background:#eef3fb;white-space:pre-wrap}
 """
 
 
@@ -27,8 +32,8 @@ blockquote{margin:.3rem 0;padding:.2rem .6rem;border-left:3px solid #bbb;color:#
 CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
 
-def render(result: SubmissionResult) -> str:
-    r = result
+def render(result: SubmissionResult, notes: dict | None = None) -> str:
+    r, notes = result, notes or {}
     verdict = "通过 / passed" if r.passed else "未通过 / not passed"
     parts = [
         "<!doctype html><html lang='zh'><head><meta charset='utf-8'>",
@@ -81,6 +86,8 @@ def render(result: SubmissionResult) -> str:
             parts.append("</table>")
             if not it.tests and it.message:
                 parts.append(f"<p>{escape(it.message)}</p>")
+            if it.id in notes:
+                parts.append(_comment(notes[it.id]))
         else:
             if it.confirmed is not None:
                 parts.append(
@@ -89,6 +96,12 @@ def render(result: SubmissionResult) -> str:
                 )
             else:
                 parts.append(f"<p>建议得分 / suggested: <b>{_n(it.suggestion or 0)}</b>（待教师确认）</p>")
+            # a written item's comment counts once its score is confirmed (an answer changed since the
+            # review reopens it: the old comment was about the old answer)
+            if it.id in notes and it.confirmed is not None:
+                parts.append(_comment(notes[it.id]))
+            if it.evidence and it.confirmed is not None:
+                parts.append("<p class='note'>建议分数的依据 / what the suggested score was based on:</p>")
             for ev in it.evidence:
                 mark = "✔" if ev.get("met") else "✘"
                 parts.append(
@@ -101,11 +114,33 @@ def render(result: SubmissionResult) -> str:
     return "".join(parts)
 
 
+def _comment(note) -> str:
+    who = "答案组确认 / answer-group review" if note.by_group else "教师评语 / instructor's comment"
+    return f"<p class='note'>{who}:</p><div class='comment'>{escape(note.comment)}</div>"
+
+
 def _n(x: float) -> str:
     return f"{x:g}" if x is not None else "–"
 
 
-def write(out_dir: Path, result: SubmissionResult, durable: bool = True) -> Path:
-    path = Path(out_dir) / "feedback" / result.student_id / f"{result.assignment_id}.html"
-    atomic_write_text(path, render(result), durable)
-    return path
+def paths(out_dir: Path | str, result: SubmissionResult) -> tuple[Path | None, Path]:
+    """(nbgrader's ``feedback/<student>/<assignment>/<notebook>.html`` or None for a result without a
+    notebook name, the earlier ``feedback/<student>/<assignment>.html``)."""
+    base = Path(out_dir) / "feedback" / result.student_id
+    notebook = Path(result.notebook or "").name.removesuffix(".ipynb")
+    layout = base / result.assignment_id / f"{notebook}.html" if notebook else None
+    return layout, base / f"{result.assignment_id}.html"
+
+
+def write(out_dir: Path, result: SubmissionResult, durable: bool = True, notes: dict | None = None) -> Path:
+    """Write the page at both :func:`paths` (with nbgrader's sidecar files next to the first) and return
+    the one in nbgrader's layout (the earlier path when there is none)."""
+    from .review_feedback import write_sidecars
+
+    page = render(result, notes)
+    layout, legacy = paths(out_dir, result)
+    if layout is not None:
+        atomic_write_text(layout, page, durable)
+        write_sidecars(out_dir, result, layout.parent, durable)
+    atomic_write_text(legacy, page, durable)
+    return layout or legacy

@@ -431,8 +431,9 @@ def _write_autograded(dest: Path, review, durable: bool = True) -> None:
 
 
 def _mirror_submitted(out: Path, result: SubmissionResult, submitted: Path, durable: bool = True) -> None:
-    """Copy the submission (and its timestamp.txt) to OUT/submitted/..., where nbgrader's formgrader counts
-    submissions and decides that a gradebook entry is "autograded" (equal timestamps)."""
+    """Copy the submission (and its timestamp.txt, submission_secret.txt) to OUT/submitted/..., where
+    nbgrader's formgrader counts submissions and decides that a gradebook entry is "autograded" (equal
+    timestamps)."""
     dest = (
         out
         / SUBMITTED
@@ -443,11 +444,14 @@ def _mirror_submitted(out: Path, result: SubmissionResult, submitted: Path, dura
     if dest.exists() and dest.resolve() == submitted.resolve():
         return
     _atomic_copy(submitted, dest, durable)
-    ts_src, ts_dest = submitted.parent / "timestamp.txt", dest.parent / "timestamp.txt"
-    if ts_src.is_file():
-        _atomic_copy(ts_src, ts_dest, durable)
-    elif ts_dest.exists():
-        ts_dest.unlink()
+    # timestamp.txt; submission_secret.txt (nbgrader submit's, kept by collect) names the released
+    # feedback (autograder.review_feedback). Small regular files only: they are the student's folder
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        src, copy = submitted.parent / name, dest.parent / name
+        if src.is_file() and not src.is_symlink() and src.stat().st_size <= 4096:
+            _atomic_copy(src, copy, durable)
+        elif copy.exists():
+            copy.unlink()
 
 
 def _read_timestamp(submitted: Path):

@@ -56,6 +56,21 @@ REVIEW_METHODS = {
     "FlagSubmissionHandler": {"post"},
 }
 WRITE_METHODS = ("post", "put", "delete", "patch")
+#: formgrader's feedback buttons, answered by this server with our pages (autograder.review_feedback)
+#: instead of nbgrader's generate_feedback (which would render the review copies over them)
+FEEDBACK_HANDLERS = {
+    "GenerateAllFeedbackHandler": "generate",
+    "GenerateFeedbackHandler": "generate",
+    "ReleaseAllFeedbackHandler": "release",
+    "ReleaseFeedbackHandler": "release",
+}
+#: formgrader's Manage Assignments page on a review-only server: no Edit (assignment metadata) or
+#: Generate (student version) column, no "Add new assignment..." (their API calls are refused)
+REVIEW_ONLY_STYLE = (
+    "<style id='autograder-review-only'>"
+    "table.table thead th:nth-child(4),table.table thead th:nth-child(5),td.edit,td.assign,"
+    "table.table tfoot{display:none}</style>"
+)
 
 
 class ReviewOnlyAuthorizer(Authorizer):
@@ -72,19 +87,113 @@ def _refuse(self, *args, **kwargs):
 
 
 def restrict_formgrader_api() -> list[str]:
-    """Replace every non-review write method of formgrader's API handlers by a 403. Returns what was
-    refused (``Handler.method``)."""
+    """Replace every non-review write method of formgrader's API handlers by a 403, and the feedback
+    buttons' by :func:`_feedback_post`. Returns what was refused (``Handler.method``)."""
     from nbgrader.server_extensions.formgrader import apihandlers
 
     refused = []
     for _pattern, cls in apihandlers.default_handlers:
+        if cls.__name__ in FEEDBACK_HANDLERS:
+            cls.post = _feedback_post(FEEDBACK_HANDLERS[cls.__name__])
         for method in WRITE_METHODS:
-            if method in REVIEW_METHODS.get(cls.__name__, set()):
+            if method in REVIEW_METHODS.get(cls.__name__, set()) or cls.__name__ in FEEDBACK_HANDLERS:
                 continue
             if getattr(cls, method) is not getattr(web.RequestHandler, method):
                 setattr(cls, method, _refuse)
                 refused.append(f"{cls.__name__}.{method}")
     return refused
+
+
+def exchange_configured(config) -> bool:
+    """The course names an exchange (``c.Exchange.root`` in a config file or on the command line)."""
+    try:
+        return "root" in config.get("Exchange", {})
+    except AttributeError:
+        return False
+
+
+def _feedback_post(action: str):
+    """formgrader's Generate / Release Feedback for one assignment (and one student): regenerate our
+    pages (:func:`autograder.review_feedback.regenerate`) in nbgrader's layout; release them with
+    nbgrader's own release_feedback when the course has an exchange. Answers as nbgrader's API does
+    (``{"success", "log", "error"}``, shown by formgrader's dialog)."""
+    import asyncio
+    import json
+    import traceback
+    from pathlib import Path
+
+    from nbgrader.server_extensions.formgrader.base import check_xsrf
+
+    @web.authenticated
+    @check_xsrf
+    async def post(self, assignment_id, student_id=None):
+        from .review_feedback import regenerate
+
+        out = Path(self.coursedir.root)
+        try:
+            report = await asyncio.to_thread(regenerate, out, assignment_id, student_id)
+        except Exception as exc:  # noqa: BLE001 - the dialog says what went wrong
+            self.log.exception("generating feedback for %s failed", assignment_id)
+            self.write(
+                json.dumps(
+                    {
+                        "success": False,
+                        "error": f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=5)}",
+                        "log": f"python -m autograder feedback --out {out} failed for {assignment_id}",
+                    }
+                )
+            )
+            return
+        log = report.summary(out)
+        if not report.pages:
+            answer = {
+                "success": False,
+                "log": log,
+                "error": f"no graded result of {assignment_id} in {out / 'results'}: grade it first",
+            }
+        elif action == "generate":
+            answer = {"success": True, "log": log}
+        else:
+            api = self.api  # (re)reads the config files
+            if not exchange_configured(self.coursedir.parent.config) or api.exchange_missing:
+                answer = {
+                    "success": False,
+                    "log": log,
+                    "error": (
+                        f"The feedback pages are written ({out / 'feedback'}/<student>/{assignment_id}/"
+                        "<notebook>.html), but this review server has no nbgrader exchange to release "
+                        "them to. Where students fetch feedback with nbgrader, start it with the "
+                        "course's exchange (python -m autograder formgrader --exchange DIR, i.e. "
+                        "c.Exchange.root) or run `nbgrader release_feedback` where the exchange is; "
+                        "otherwise hand the pages out through your LMS."
+                    ),
+                }
+            else:
+                released = await asyncio.to_thread(api.release_feedback, assignment_id, student_id)
+                answer = {**released, "log": log + "\n" + (released.get("log") or "")}
+        self.write(json.dumps(answer))
+
+    return post
+
+
+def _review_only_pages() -> None:
+    """formgrader's Manage Assignments page as the review server serves it: :data:`REVIEW_ONLY_STYLE`,
+    and nbgrader's "exchange directory does not exist" warning only where the course names an exchange."""
+    from nbgrader.server_extensions.formgrader import handlers
+
+    cls = handlers.ManageAssignmentsHandler
+    if getattr(cls, "_autograder_review_only", False):
+        return
+    base_render = cls.render
+
+    def render(self, name, **ns):
+        if name == "manage_assignments.tpl" and ns.get("exchange_missing"):
+            ns["exchange_missing"] = exchange_configured(self.coursedir.parent.config)
+        html = base_render(self, name, **ns)
+        return html.replace("</head>", REVIEW_ONLY_STYLE + "</head>", 1)
+
+    cls.render = render
+    cls._autograder_review_only = True
 
 
 def _jupyter_server_extension_points():
@@ -93,5 +202,6 @@ def _jupyter_server_extension_points():
 
 def _load_jupyter_server_extension(serverapp) -> None:
     refused = restrict_formgrader_api()
+    _review_only_pages()
     serverapp.web_app.settings.setdefault("headers", {})["Content-Security-Policy"] = CSP
     serverapp.log.info("review server: formgrader API limited to review (refused %s); CSP set", refused)
