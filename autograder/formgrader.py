@@ -40,6 +40,9 @@ REVIEW_OPTIONS = [
     "--ServerApp.jpserver_extensions=autograder.lab_selfcheck=False",
     "--ServerApp.jpserver_extensions=nbgrader.server_extensions.assignment_list=False",
     "--ServerApp.jpserver_extensions=nbgrader.server_extensions.course_list=False",
+    # MathJax from this server (jupyter-server-mathjax; autograder.review_server makes formgrader's pages
+    # load it): formulas typeset offline, and the CSP names no CDN
+    "--ServerApp.jpserver_extensions=jupyter_server_mathjax=True",
 ]
 
 

@@ -13,8 +13,8 @@ nbgrader's ``release_feedback`` reads from that folder: it publishes each page t
 student's ``nbgrader submit`` kept. The secret is the submission's own (``submission_secret.txt`` next to
 the submitted notebook, as nbgrader's collect leaves it); a submission that came without one (LMS
 zips, copied folders: it was never submitted through the exchange, so no student holds a secret) gets
-a random one, kept across regenerations, so release_feedback still runs for the whole class instead of
-stopping at the first folder without it. ``OUT/feedback/<student>/<assignment>.html`` stays as it was,
+one derived from its bytes (SHA-512 of student, assignment and the submission's SHA-256), so
+release_feedback still runs for the whole class instead of stopping at the first folder without it. ``OUT/feedback/<student>/<assignment>.html`` stays as it was,
 the same page (links already handed out keep working).
 """
 
@@ -169,16 +169,19 @@ def _read_secret(path: Path) -> str | None:
 def write_sidecars(out_dir: Path | str, result: SubmissionResult, folder: Path, durable: bool = True) -> None:
     """``timestamp.txt`` and ``submission_secret.txt`` in a page's folder, as nbgrader's generate_feedback
     copies them from the autograded submission: release_feedback opens both for every page."""
-    import secrets
+    import hashlib
 
     from .results import atomic_write_text
 
     submitted = Path(out_dir) / gradebook.SUBMITTED / result.student_id / result.assignment_id
-    secret = (
-        _read_secret(submitted / "submission_secret.txt")
-        or _read_secret(folder / "submission_secret.txt")
-        or secrets.token_hex(64)
-    )
+    secret = _read_secret(submitted / "submission_secret.txt")
+    if secret is None:
+        # no exchange submission: a name only the submitted bytes determine (a sharded run and its merge
+        # name a page alike; nobody without the notebook can guess it). A row without readable bytes
+        # (its page says only why it could not be graded) is named by its ids and status
+        basis = result.submission_sha256 or f"ungraded\0{result.status}"
+        key = f"autograder-feedback\0{result.student_id}\0{result.assignment_id}\0{basis}"
+        secret = hashlib.sha512(key.encode()).hexdigest()
     try:
         stamp = (submitted / "timestamp.txt").read_text(encoding="utf-8", errors="replace")[:64].strip()
     except OSError:

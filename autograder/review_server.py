@@ -10,31 +10,39 @@ formgrader pages show student text in the instructor's logged-in session. The re
 * The server extension in this module (``--ServerApp.jpserver_extensions``) limits nbgrader's formgrader
   API to what review needs — reading, setting a grade or a comment, flagging a submission — and refuses
   the rest (``autograde`` would run a submission's code on this machine as the instructor, outside any
-  sandbox; release/collect/assign/feedback/editing students or assignments are not review). It also sets
+  sandbox; release/collect/assign/editing students or assignments are not review). It also sets
   the :data:`CSP` header on every response.
 * :data:`CSP`: formgrader's pages use inline scripts and an inline ``onclick``, so ``'unsafe-inline'`` must
   stay, and MathJax 2 evaluates the page's ``text/x-mathjax-config`` block, so ``'unsafe-eval'`` must too
   (without it no formula was typeset and formgrader's own start-up, which waits for MathJax, never ran:
   ``tests/browser/test_hostile_review.py`` typesets the hostile page with the real MathJax). Neither lets
   in a script that was not already running. What the policy does block is everything a script would need
-  to reach beyond this server — scripts, styles and fonts from anywhere but this server and the MathJax
-  CDN nbconvert's template loads, plugins, connections, images and frames from other origins, form posts
-  elsewhere, ``<base>``.
+  to reach beyond this server — scripts, styles and fonts from anywhere but this server (MathJax is
+  served by it: :data:`MATHJAX_PATH`), plugins, connections, images and frames from other origins, form
+  posts elsewhere, ``<base>``.
+* formgrader's Generate / Release Feedback buttons write our feedback pages
+  (:mod:`autograder.review_feedback`, nbgrader's layout) and release them with nbgrader's own
+  release_feedback when the server was given the course's exchange; the Manage Assignments page hides
+  what a review-only server refuses (Edit, Generate, "Add new assignment...") and shows nbgrader's
+  "exchange missing" warning only when an exchange was configured.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from jupyter_server.auth.authorizer import Authorizer
 from tornado import web
 
-#: where nbconvert's templates load MathJax 2 from (with its ``Safe`` extension)
-MATHJAX_ORIGIN = "https://cdnjs.cloudflare.com"
+#: where formgrader's pages load MathJax 2 from on the review server: this server (jupyter-server-mathjax,
+#: see autograder/review_templates/mathjax.html.j2), not nbconvert's CDN
+MATHJAX_PATH = "/static/jupyter_server_mathjax/MathJax.js"
 CSP = "; ".join(
     [
         "default-src 'self'",
-        f"script-src 'self' 'unsafe-inline' 'unsafe-eval' {MATHJAX_ORIGIN}",
-        f"style-src 'self' 'unsafe-inline' {MATHJAX_ORIGIN}",
-        f"font-src 'self' data: {MATHJAX_ORIGIN}",
+        "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
+        "style-src 'self' 'unsafe-inline'",
+        "font-src 'self' data:",
         "img-src 'self' data:",
         "connect-src 'self'",
         "frame-src 'self'",
@@ -120,7 +128,6 @@ def _feedback_post(action: str):
     import asyncio
     import json
     import traceback
-    from pathlib import Path
 
     from nbgrader.server_extensions.formgrader.base import check_xsrf
 
@@ -196,6 +203,27 @@ def _review_only_pages() -> None:
     cls._autograder_review_only = True
 
 
+#: our copy of nbconvert's mathjax macro (``base/mathjax.html.j2``: MathJax from :data:`MATHJAX_PATH`)
+TEMPLATES = str(Path(__file__).parent / "review_templates")
+
+
+def _local_mathjax() -> None:
+    """formgrader's submission pages with :data:`TEMPLATES` first among the exporter's template base
+    directories (formgrader sets that option itself, so a command-line value would not stay)."""
+    from nbgrader.server_extensions.formgrader import handlers
+
+    def exporter(self):
+        found = self.settings["nbgrader_exporter"]
+        if found.extra_template_basedirs[:1] != [TEMPLATES]:  # a new exporter: nbconvert caches templates
+            found = type(found)(
+                config=found.config, extra_template_basedirs=[TEMPLATES, *found.extra_template_basedirs]
+            )
+            self.settings["nbgrader_exporter"] = found
+        return found
+
+    handlers.SubmissionHandler.exporter = property(exporter)
+
+
 def _jupyter_server_extension_points():
     return [{"module": "autograder.review_server"}]
 
@@ -203,5 +231,6 @@ def _jupyter_server_extension_points():
 def _load_jupyter_server_extension(serverapp) -> None:
     refused = restrict_formgrader_api()
     _review_only_pages()
+    _local_mathjax()
     serverapp.web_app.settings.setdefault("headers", {})["Content-Security-Policy"] = CSP
     serverapp.log.info("review server: formgrader API limited to review (refused %s); CSP set", refused)
