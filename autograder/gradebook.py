@@ -14,9 +14,12 @@ class took ~8,000 queries and 4,800 flushes that way). Per submission:
 * code items (``grade: true, solution: false`` check cells): ``auto_score`` = the hidden-test score,
   ``needs_manual_grade`` False, and a ``Comment`` row on the check cell whose ``auto_comment`` lists the
   hidden tests (names and messages; hidden inputs never appear in either).
-* written items (markdown ``grade: true, solution: true`` answer cells): ``auto_score`` stays None, so the
-  cell needs manual grading and nbgrader's totals count only what the instructor confirmed. The
-  suggestion text (``ItemResult.message``) goes into the answer cell's comment: ``auto_comment`` always
+* written items (markdown ``grade: true, solution: true`` answer cells): ``auto_score`` = the suggested
+  score and ``needs_manual_grade`` stays True until the instructor sets ``manual_score`` (the only
+  confirmation: ``confirmed_value``). So nbgrader's totals are what grades.csv says (provisional
+  suggestions included, as the terminal's ``?`` marks), and formgrader's score box shows the
+  suggestion as its placeholder, which the review server offers to accept in one click
+  (``autograder/review_static/accept_suggestion.js``). The suggestion text (``ItemResult.message``) goes into the answer cell's comment: ``auto_comment`` always
   holds the latest suggestion (formgrader shows it as the comment box's placeholder and nbgrader's
   ``Comment.comment`` falls back to it), and ``manual_comment`` is pre-filled with the same text so it is
   the editable content of formgrader's comment box.
@@ -696,9 +699,10 @@ def _record_assignment(conn, assignment_id: str, pending: list[_Pending]) -> Non
 
 
 def _apply_written(p: _Pending, item: ItemResult, grade: dict, com: dict | None) -> None:
-    """A written item: no auto score (it waits for the instructor), the suggestion in the comment box
-    unless the instructor's own words are there, and re-review only when the answer changed."""
-    grade["auto_score"] = None
+    """A written item: the suggestion as auto score (it still waits for the instructor), the suggestion
+    text in the comment box unless the instructor's own words are there, and re-review only when the
+    answer changed."""
+    grade["auto_score"] = None if item.suggestion is None else float(item.suggestion)
     old_answer = p.previous_answers.get(item.id)
     # unchanged if the copy in OUT holds the answer as submitted (an OUT from before review copies) or as
     # its review copy renders it

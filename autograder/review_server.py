@@ -207,15 +207,28 @@ def _review_only_pages() -> None:
 TEMPLATES = str(Path(__file__).parent / "review_templates")
 
 
-def _local_mathjax() -> None:
-    """formgrader's submission pages with :data:`TEMPLATES` first among the exporter's template base
-    directories (formgrader sets that option itself, so a command-line value would not stay)."""
+#: scripts this server adds to formgrader's pages (``/autograder/static/``)
+STATIC = str(Path(__file__).parent / "review_static")
+
+
+def _submission_pages() -> None:
+    """formgrader's submission pages rendered with :data:`TEMPLATES` first among the exporter's template
+    base directories (formgrader sets that option itself, so a command-line value would not stay), and
+    with ``accept_suggestion.js`` (the score box's suggestion, accepted in one click)."""
+    from nbconvert.exporters import HTMLExporter
     from nbgrader.server_extensions.formgrader import handlers
+
+    class ReviewExporter(HTMLExporter):
+        def from_filename(self, filename, resources=None, **kw):
+            html, res = super().from_filename(filename, resources=resources, **kw)
+            base = (resources or {}).get("base_url", "")
+            tag = f'<script src="{base}/autograder/static/accept_suggestion.js"></script>'
+            return html.replace("</head>", tag + "</head>", 1), res
 
     def exporter(self):
         found = self.settings["nbgrader_exporter"]
-        if found.extra_template_basedirs[:1] != [TEMPLATES]:  # a new exporter: nbconvert caches templates
-            found = type(found)(
+        if not isinstance(found, ReviewExporter):  # a new exporter: nbconvert caches its templates
+            found = ReviewExporter(
                 config=found.config, extra_template_basedirs=[TEMPLATES, *found.extra_template_basedirs]
             )
             self.settings["nbgrader_exporter"] = found
@@ -231,6 +244,12 @@ def _jupyter_server_extension_points():
 def _load_jupyter_server_extension(serverapp) -> None:
     refused = restrict_formgrader_api()
     _review_only_pages()
-    _local_mathjax()
+    _submission_pages()
+    from jupyter_server.utils import url_path_join
+
+    base = serverapp.web_app.settings.get("base_url", "/")
+    serverapp.web_app.add_handlers(
+        ".*$", [(url_path_join(base, "/autograder/static/(.*)"), web.StaticFileHandler, {"path": STATIC})]
+    )
     serverapp.web_app.settings.setdefault("headers", {})["Content-Security-Policy"] = CSP
     serverapp.log.info("review server: formgrader API limited to review (refused %s); CSP set", refused)
