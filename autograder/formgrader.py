@@ -194,6 +194,11 @@ def serve(
         print(f"formgrader: {server.base}/formgrader", flush=True)
         print(f"  open (logs in with the token): {server.url}", flush=True)
         print(f"answer groups: {server.base}/autograder/groups?token={server.token}", flush=True)
+        print(
+            f"after review: python -m autograder feedback --out {Path(out_dir)} (or formgrader's Generate "
+            "Feedback button) puts your scores and comments on the students' pages",
+            flush=True,
+        )
         print("  press Ctrl-C to stop", flush=True)
         if open_browser:
             import webbrowser

@@ -161,7 +161,8 @@ def _read_secret(path: Path) -> str | None:
     except OSError:
         return None
     text = raw.decode("ascii", "replace")
-    if not 16 <= len(text) <= _SECRET_MAX or not set(text) <= _SECRET_CHARS:
+    core = text.rstrip("\r\n")  # kept as written: nbgrader hashes the file's exact content
+    if not 16 <= len(core) <= _SECRET_MAX or not set(core) <= _SECRET_CHARS:
         return None
     return text
 

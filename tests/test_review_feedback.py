@@ -217,3 +217,69 @@ def test_release_without_an_exchange_says_where_the_pages_are(loop, tmp_path):
         status, home = server.request("GET", "/formgrader/manage_assignments")
         assert status == 200 and 'id="warning-exchange"' not in home  # no exchange expected: no warning
         assert "autograder-review-only" in home
+
+
+# --------------------------------------------------------------------------------------------- units
+
+
+def written_result(confirmed: float | None) -> SubmissionResult:
+    from autograder.results import ItemResult
+
+    item = ItemResult(
+        id="q1",
+        kind="written",
+        points=2,
+        score=confirmed if confirmed is not None else 1.5,
+        mode="static review",
+        suggestion=1.5,
+        confirmed=confirmed,
+        evidence=[{"criterion": "bubble", "met": True, "quote": "q", "note": ""}],
+    )
+    return SubmissionResult("s1", ASSIGNMENT, f"{NOTEBOOK}.ipynb", items=[item], pass_line=1)
+
+
+def test_a_written_comment_shows_once_the_score_is_confirmed_and_as_text():
+    from autograder import feedback
+    from autograder.review_feedback import Note
+
+    notes = {"q1": Note("<script>alert(1)</script> 好")}
+    page = feedback.render(written_result(2.0), notes)
+    assert "教师评语 / instructor's comment" in page and "&lt;script&gt;alert(1)&lt;/script&gt; 好" in page
+    assert "<script>" not in page and "建议 / suggested 1.5" in page
+    # reopened (the answer changed since the review): the old comment is about the old answer
+    reopened = feedback.render(written_result(None), notes)
+    assert "alert(1)" not in reopened and "待教师确认" in reopened
+
+
+def test_only_the_instructors_words_count_as_a_comment():
+    from autograder.review_feedback import _instructor_words
+
+    assert _instructor_words(None, "Suggested 1/2") == ""
+    assert _instructor_words("Suggested 1/2\n", "Suggested 1/2") == ""  # the prefilled suggestion
+    assert _instructor_words("  ", "x") == ""
+    assert _instructor_words("Good, but…", "Suggested 1/2") == "Good, but…"
+
+
+@pytest.mark.parametrize(
+    "content", ["../../etc/passwd", "ab", "f" * 2000, "a1b2 c3d4e5f6a7b8", "é" * 40, None]
+)
+def test_a_submissions_secret_is_used_only_if_it_is_nbgraders_kind(tmp_path, content):
+    from autograder.review_feedback import write_sidecars
+
+    result = written_result(None)
+    result.submission_sha256 = "abc"
+    submitted = tmp_path / "submitted" / "s1" / ASSIGNMENT
+    submitted.mkdir(parents=True)
+    if content is not None:
+        (submitted / "submission_secret.txt").write_text(content, encoding="utf-8")
+    folder = tmp_path / "feedback" / "s1" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    write_sidecars(tmp_path, result, folder)
+    secret = (folder / "submission_secret.txt").read_text(encoding="utf-8")
+    assert secret != content and len(secret) == 128 and set(secret) <= set("0123456789abcdef")
+    write_sidecars(tmp_path, result, folder)  # the same name on every regeneration
+    assert (folder / "submission_secret.txt").read_text(encoding="utf-8") == secret
+    good = "0123456789abcdef" * 8
+    (submitted / "submission_secret.txt").write_text(good, encoding="utf-8")
+    write_sidecars(tmp_path, result, folder)
+    assert (folder / "submission_secret.txt").read_text(encoding="utf-8") == good
