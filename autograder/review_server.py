@@ -202,6 +202,52 @@ def _review_only_pages() -> None:
     cls.render = render
     cls._autograder_review_only = True
 
+    listing = handlers.GradebookNotebookSubmissionsHandler
+    base_listing = listing.render
+
+    def render_listing(self, name, **ns):
+        html = base_listing(self, name, **ns)
+        tag = f'<script src="{ns.get("base_url", "")}/autograder/static/extra_credit.js"></script>'
+        return html.replace("</head>", tag + "</head>", 1)
+
+    listing.render = render_listing
+
+
+def extra_credit_of(out_dir, assignment_id: str, notebook_id: str) -> dict[str, float]:
+    """Submitted-notebook id -> the extra credit nbgrader adds to its score (sum of its grades'
+    ``extra_credit``), for the submissions that have some."""
+    from sqlalchemy import func, select
+
+    from . import gradebook
+
+    t = gradebook._tables()
+    g, sn, nb, a = t["grade"], t["submitted_notebook"], t["notebook"], t["assignment"]
+    query = (
+        select(sn.c.id, func.sum(g.c.extra_credit))
+        .join(g, g.c.notebook_id == sn.c.id)
+        .join(nb, sn.c.notebook_id == nb.c.id)
+        .join(a, nb.c.assignment_id == a.c.id)
+        .where(a.c.name == assignment_id, nb.c.name == notebook_id)
+        .group_by(sn.c.id)
+    )
+    with gradebook.session(gradebook.db_url_for(out_dir), write=False) as db:
+        return {sid: float(v) for sid, v in db.connection().execute(query) if v}
+
+
+def _extra_credit_handler():
+    from jupyter_server.base.handlers import JupyterHandler
+
+    class ExtraCreditHandler(JupyterHandler):
+        @web.authenticated
+        def get(self, assignment_id, notebook_id):
+            import json
+
+            root = Path(self.settings["nbgrader_formgrader"].coursedir.root)
+            self.set_header("Content-Type", "application/json")
+            self.write(json.dumps(extra_credit_of(root, assignment_id, notebook_id)))
+
+    return ExtraCreditHandler
+
 
 #: our copy of nbconvert's mathjax macro (``base/mathjax.html.j2``: MathJax from :data:`MATHJAX_PATH`)
 TEMPLATES = str(Path(__file__).parent / "review_templates")
@@ -249,7 +295,11 @@ def _load_jupyter_server_extension(serverapp) -> None:
 
     base = serverapp.web_app.settings.get("base_url", "/")
     serverapp.web_app.add_handlers(
-        ".*$", [(url_path_join(base, "/autograder/static/(.*)"), web.StaticFileHandler, {"path": STATIC})]
+        ".*$",
+        [
+            (url_path_join(base, "/autograder/static/(.*)"), web.StaticFileHandler, {"path": STATIC}),
+            (url_path_join(base, "/autograder/extra_credit/([^/]+)/([^/]+)"), _extra_credit_handler()),
+        ],
     )
     serverapp.web_app.settings.setdefault("headers", {})["Content-Security-Policy"] = CSP
     serverapp.log.info("review server: formgrader API limited to review (refused %s); CSP set", refused)

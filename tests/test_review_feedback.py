@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -96,6 +97,11 @@ def grade_and_comment_ids(out: Path, student: str, item: str) -> tuple[str, str]
         ).id
 
 
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
 def post_form(server, path: str, form: dict) -> int:
     req = urllib.request.Request(
         server.base + path,
@@ -106,10 +112,6 @@ def post_form(server, path: str, form: dict) -> int:
             "Content-Type": "application/x-www-form-urlencoded",
         },
     )
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args, **kwargs):
-            return None
 
     try:
         return urllib.request.build_opener(NoRedirect).open(req, timeout=120).status
@@ -217,6 +219,20 @@ def test_release_without_an_exchange_says_where_the_pages_are(loop, tmp_path):
         status, home = server.request("GET", "/formgrader/manage_assignments")
         assert status == 200 and 'id="warning-exchange"' not in home  # no exchange expected: no warning
         assert "autograder-review-only" in home
+        # the review server's own additions answer only a logged-in instructor
+        for path in (f"/autograder/extra_credit/{ASSIGNMENT}/{NOTEBOOK}",):
+            try:
+                status = urllib.request.build_opener(NoRedirect).open(server.base + path, timeout=10).status
+            except urllib.error.HTTPError as e:
+                status = e.code
+            assert status in (302, 403), (path, status)
+        status, extra = server.request("GET", f"/autograder/extra_credit/{ASSIGNMENT}/{NOTEBOOK}")
+        assert status == 200 and isinstance(extra, dict)
+        status, unknown = server.request(
+            "POST", f"/formgrader/api/assignment/{ASSIGNMENT}/x/generate_feedback"
+        )
+        answer = json.loads(unknown) if isinstance(unknown, str) else unknown
+        assert status == 200 and answer["success"] is False  # no such student: said, not a blank error
 
 
 # --------------------------------------------------------------------------------------------- units

@@ -68,6 +68,27 @@ def test_formgrader_totals_equal_grades_csv_on_the_demo_class(demo):
     assert any(float(rows[k]["extra_credit"]) > 0 for k in shown)  # and extra credit
     assert any(float(rows[k]["total"]) > float(rows[k]["max_total"]) for k in shown)  # beyond the maximum
 
+    # extra credit, which nbgrader adds to the score and the code score, is told apart on formgrader's
+    # submission lists (autograder/review_static/extra_credit.js reads this)
+    status, listing = server.request(
+        "GET", "/formgrader/gradebook/16-asymmetric-pipeline/asymmetric_pipeline"
+    )
+    assert status == 200 and "/autograder/static/extra_credit.js" in listing
+    status, extra = server.request(
+        "GET", "/autograder/extra_credit/16-asymmetric-pipeline/asymmetric_pipeline"
+    )
+    assert status == 200, extra
+    status, subs = server.request(
+        "GET", "/formgrader/api/submitted_notebooks/16-asymmetric-pipeline/asymmetric_pipeline"
+    )
+    by_id = {s["id"]: s["student"] for s in subs}
+    expected = {
+        k[1]: float(r["extra_credit"])
+        for k, r in rows.items()
+        if k[0] == "16-asymmetric-pipeline" and k in shown and float(r["extra_credit"]) > 0
+    }
+    assert {by_id[i]: v for i, v in extra.items()} == pytest.approx(expected) and expected
+
     # the instructor confirms a score that differs from the suggestion: both totals move together
     from nbgrader.api import Gradebook
 

@@ -1,12 +1,14 @@
 """The review loop in formgrader (issue 25), in headless Chromium with the network cut (every request
 beyond the review server is aborted and counted): on the small graded class (fixture ``graded_class``),
 formgrader's home page shows no exchange warning (this server has no exchange) and hides what a
-review-only server refuses (Edit, Generate, "Add new assignment..."); in the student's submission the
+review-only server refuses (Edit, Generate, "Add new assignment..."); the notebook's submission list marks
+the totals that hold extra credit; in the student's submission the
 formulas are typeset by the server's own MathJax, Q2's score box offers the suggestion, marked, with a
 one-click accept that formgrader saves as the instructor's manual score; the Generate Feedback button
 then writes the student's page in nbgrader's layout with that confirmed score.
 
-Screenshots in ``build/test-artifacts/browser/<test name>/``: ``home.png``, ``suggestion.png``
+Screenshots in ``build/test-artifacts/browser/<test name>/``: ``home.png``, ``submissions.png`` (extra
+credit marked on the totals), ``suggestion.png``
 (the offered suggestion), ``feedback-generated.png`` (formgrader's success dialog).
 """
 
@@ -52,6 +54,15 @@ def test_accept_the_suggestion_then_generate_feedback(graded_class, page, artifa
     page.get_by_role("link", name=NOTEBOOK).click()
     page.get_by_role("link", name="Submission #1").wait_for()  # the table is filled by the page's script
     page.get_by_role("button", name="Show All Names").click()
+    # a total holding extra credit says so (nbgrader adds it to the score and the code score)
+    with_extra = {r.student_id: r.extra_credit for r in graded_class.results.values() if r.extra_credit}
+    assert with_extra, "the reference earns the challenge's extra credit"
+    for sid, extra in with_extra.items():
+        srow = page.locator("#main-table tr", has=page.get_by_text(sid, exact=True))
+        expect(srow.locator("td.code-score .extra-credit-note")).to_have_text(
+            f"含附加分 / incl. extra credit +{extra:g}"
+        )
+    page.screenshot(path=str(artifacts / "submissions.png"))
     page.get_by_role("link", name=student, exact=True).click()
     page.wait_for_url(re.compile(r"/formgrader/submissions/[0-9a-f]+/?"))
     page.wait_for_function(
