@@ -299,3 +299,17 @@ def test_a_submissions_secret_is_used_only_if_it_is_nbgraders_kind(tmp_path, con
     (submitted / "submission_secret.txt").write_text(good, encoding="utf-8")
     write_sidecars(tmp_path, result, folder)
     assert (folder / "submission_secret.txt").read_text(encoding="utf-8") == good
+
+
+def test_an_exchange_is_expected_only_where_one_is_configured():
+    from traitlets.config import Config
+
+    from autograder.review_server import exchange_configured
+
+    configured = Config()
+    configured.Exchange.root = "/srv/exchange"
+    assert exchange_configured(configured)
+    assert not exchange_configured(Config())
+    other = Config()
+    other.CourseDirectory.root = "/x"
+    assert not exchange_configured(other)
