@@ -64,6 +64,11 @@ REVIEW_METHODS = {
     "FlagSubmissionHandler": {"post"},
 }
 WRITE_METHODS = ("post", "put", "delete", "patch")
+#: the same for Manage Students: no Edit Student column, no "Add new student..."
+REVIEW_ONLY_STUDENTS_STYLE = (
+    "<style id='autograder-review-only'>"
+    "table.table thead th:nth-child(5),td.edit,table.table tfoot{display:none}</style>"
+)
 #: formgrader's feedback buttons, answered by this server with our pages (autograder.review_feedback)
 #: instead of nbgrader's generate_feedback (which would render the review copies over them)
 FEEDBACK_HANDLERS = {
@@ -201,6 +206,15 @@ def _review_only_pages() -> None:
 
     cls.render = render
     cls._autograder_review_only = True
+
+    students = handlers.ManageStudentsHandler  # Edit Student / Add new student: refused here too
+    base_students = students.render
+
+    def render_students(self, name, **ns):
+        html = base_students(self, name, **ns)
+        return html.replace("</head>", REVIEW_ONLY_STUDENTS_STYLE + "</head>", 1)
+
+    students.render = render_students
 
     listing = handlers.GradebookNotebookSubmissionsHandler
     base_listing = listing.render

@@ -219,6 +219,8 @@ def test_release_without_an_exchange_says_where_the_pages_are(loop, tmp_path):
         status, home = server.request("GET", "/formgrader/manage_assignments")
         assert status == 200 and 'id="warning-exchange"' not in home  # no exchange expected: no warning
         assert "autograder-review-only" in home
+        status, students = server.request("GET", "/formgrader/manage_students")
+        assert status == 200 and "autograder-review-only" in students
         # the review server's own additions answer only a logged-in instructor
         for path in (f"/autograder/extra_credit/{ASSIGNMENT}/{NOTEBOOK}",):
             try:

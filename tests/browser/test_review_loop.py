@@ -47,7 +47,11 @@ def test_accept_the_suggestion_then_generate_feedback(graded_class, page, artifa
     expect(page.get_by_text("Add new assignment...", exact=True)).to_be_hidden()
     expect(page.get_by_role("columnheader", name="Generate Feedback")).to_be_visible()
     page.screenshot(path=str(artifacts / "home.png"))
-    steps("home page: review-only")
+    page.get_by_role("link", name="Manage Students").first.click()
+    expect(page.locator("#main-table td.score").first).to_be_attached(timeout=30_000)
+    expect(page.get_by_text("Add new student...", exact=True)).to_be_hidden()
+    expect(page.get_by_role("columnheader", name="Edit Student")).to_be_hidden()
+    steps("home page and students: review-only")
 
     page.get_by_role("link", name="Manual Grading").first.click()
     page.get_by_role("link", name=ASSIGNMENT).click()
