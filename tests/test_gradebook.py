@@ -170,7 +170,9 @@ def test_recorded_scores_and_suggestions(course):
                 assert g.auto_score == score and g.manual_score is None and not g.needs_manual_grade
             for n in (1, 2, 3):
                 g = gb.find_grade(f"q{n}", NOTEBOOK, ASSIGNMENT, student)
-                assert g.auto_score is None and g.needs_manual_grade  # waits for the instructor
+                # the suggestion is the auto score (formgrader's placeholder, nbgrader's provisional
+                # total); the cell still waits for the instructor
+                assert g.auto_score == _sugg[n - 1] and g.needs_manual_grade and g.manual_score is None
                 c = gb.find_comment(f"q{n}", NOTEBOOK, ASSIGNMENT, student)
                 assert c.auto_comment.startswith("[v1] Suggested") and c.manual_comment == c.auto_comment
                 assert c.comment == c.auto_comment
@@ -324,7 +326,7 @@ def test_formgrader_review_export_and_rerun(course):
 
     with Gradebook(url, gbmod.COURSE_ID) as gb:
         g = gb.find_grade("q1", NOTEBOOK, ASSIGNMENT, "alice")
-        assert g.manual_score == 1.5 and not g.needs_manual_grade and g.auto_score is None
+        assert g.manual_score == 1.5 and not g.needs_manual_grade and g.score == 1.5  # the instructor's
         c = gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "alice")
         assert c.manual_comment == "Good, but…" and c.auto_comment.startswith("[v2]")
         # confirmed with our text: the box keeps the text the instructor confirmed against

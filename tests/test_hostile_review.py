@@ -24,7 +24,7 @@ from autograder.gradebook import store as gradebook
 from autograder.grading.assignment import load_assignment
 from autograder.grading.scoring import zero_items
 from autograder.review import formgrader
-from autograder.review.server import MATHJAX_ORIGIN
+from autograder.review.server import MATHJAX_PATH
 
 ROOT = LAYOUT.root
 
@@ -185,7 +185,7 @@ def test_review_server_exposes_review_only(reviewed):
             ("POST", f"/formgrader/api/submission/{ASSIGNMENT}/mallory/autograde", None),
             ("POST", f"/formgrader/api/assignment/{ASSIGNMENT}/release", None),
             ("POST", f"/formgrader/api/assignment/{ASSIGNMENT}/collect", None),
-            ("POST", f"/formgrader/api/assignment/{ASSIGNMENT}/generate_feedback", None),
+            ("POST", f"/formgrader/api/assignment/{ASSIGNMENT}/assign", None),
             ("PUT", "/formgrader/api/student/mallory", {"first_name": "x"}),
             # Validate runs the notebook's code: nbgrader's validator would run it as the instructor
             (
@@ -213,7 +213,12 @@ def test_review_server_exposes_review_only(reviewed):
             csp = resp.headers.get("Content-Security-Policy", "")
         assert "connect-src 'self'" in csp and "object-src 'none'" in csp and "form-action 'self'" in csp
         script_src = next(d for d in csp.split("; ") if d.startswith("script-src"))
-        assert script_src.split()[1:] == ["'self'", "'unsafe-inline'", "'unsafe-eval'", MATHJAX_ORIGIN]
+        assert script_src.split()[1:] == ["'self'", "'unsafe-inline'", "'unsafe-eval'"]  # no CDN
+        assert "https:" not in csp and "http:" not in csp
+        # MathJax comes from this server (jupyter-server-mathjax), with its Safe extension
+        for path in (MATHJAX_PATH, "/static/jupyter_server_mathjax/extensions/Safe.js"):
+            with urllib.request.urlopen(server.base + path, timeout=10) as resp:
+                assert resp.status == 200 and b"MathJax" in resp.read()
     finally:
         server.stop()
 

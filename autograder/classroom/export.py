@@ -11,8 +11,8 @@ Two views of the same rows, written together:
 
 ``export(OUT)`` is the final step after review: it reads every ``OUT/results/<student>/<assignment>.json``,
 takes the confirmed written scores from the gradebook (``autograder.gradebook.store.confirmed_scores``), stores
-them back into the result JSON and writes both views. ``write_grades_csv`` is the shared writer that
-``grade`` uses too.
+them back into the result JSON, regenerates the feedback pages and writes both views. ``write_grades_csv``
+is the shared writer that ``grade`` uses too.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ import io
 from collections.abc import Iterable
 from pathlib import Path
 
+from autograder.classroom.confirmed import refresh
+from autograder.classroom.review_feedback import write_pages
 from autograder.core.files import atomic_write_text
 from autograder.core.layout import CourseDir
 from autograder.core.registry import lessons
 from autograder.core.results import SubmissionResult
 from autograder.core.safe_text import csv_cell
-from autograder.gradebook import store as gradebook
-from autograder.intake.course import reapply
 
 FIXED_HEAD = ["student_id", "assignment_id"]
 # code_total: regular code items; extra_credit: extra-credit items; total = every item's score (extra credit
@@ -105,31 +105,11 @@ def grades_csv_text(results: list[SubmissionResult]) -> str:
     return buf.getvalue()
 
 
-def load_results(out_dir: Path | str) -> list[tuple[Path, SubmissionResult]]:
-    """Every stored result under ``OUT/results/<student>/<assignment>.json``."""
-    root = Path(out_dir) / "results"
-    return [(p, SubmissionResult.load(p)) for p in sorted(root.glob("*/*.json"))]
-
-
-def refresh_confirmed(out_dir: Path | str, results: Iterable[SubmissionResult]) -> list[SubmissionResult]:
-    """Apply the gradebook's confirmed written scores to the results in place; returns those that changed."""
-    results = list(results)
-    confirmed = gradebook.confirmed_scores_many(
-        gradebook.db_url_for(out_dir), [(r.assignment_id, r.student_id) for r in results]
-    )
-    return [r for r in results if gradebook.apply_confirmed(r, confirmed[(r.assignment_id, r.student_id)])]
-
-
 def export(out_dir: Path | str) -> Path:
-    """After review in formgrader: update each result JSON's confirmed scores and write ``grades.csv``."""
+    """After review in formgrader: update each result JSON's confirmed scores, regenerate every feedback
+    page with them and the instructor's comments (:mod:`autograder.classroom.review_feedback`), write
+    ``grades.csv``."""
     out = Path(out_dir)
-    pairs = load_results(out)
-    results = [r for _, r in pairs]
-    if (out / gradebook.DB_NAME).exists():
-        changed = {id(r) for r in refresh_confirmed(out, results)}
-        if changed:
-            reapply(out, [r for r in results if id(r) in changed])
-        for path, r in pairs:
-            if id(r) in changed:
-                r.save(path)
+    results = refresh(out)
+    write_pages(out, results)
     return write_grades_csv(out, results)

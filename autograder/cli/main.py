@@ -1,5 +1,5 @@
-"""Command line: ``python -m autograder {grade,merge,export,demo,formgrader,groups,collect,check,gradescope,
-selfcheck}``."""
+"""Command line: ``python -m autograder {grade,merge,export,feedback,demo,formgrader,groups,collect,check,
+gradescope,selfcheck}``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 from autograder.authoring.demo import build_sample_class
 from autograder.classroom.batch import grade_class
-from autograder.classroom.export import export, load_results
+from autograder.classroom.confirmed import load_results
+from autograder.classroom.export import export
 from autograder.classroom.sharding import ShardError, parse_shard
 from autograder.classroom.shards import merge
 from autograder.core.registry import lesson_dirs, lessons
@@ -153,6 +154,24 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_feedback(args) -> int:
+    from autograder.classroom.review_feedback import regenerate
+
+    out = Path(args.out)
+    if not (out / "results").is_dir():
+        print(
+            f"error: {out} has no graded results (grade into it first: python -m autograder grade ...)",
+            file=sys.stderr,
+        )
+        return 2
+    report = regenerate(out, assignment=args.assignment, student=args.student)
+    print(report.summary(out.resolve()))
+    if not report.pages:
+        print("error: no result matched --assignment / --student", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _export_lms(args) -> int:
     """``export --format canvas|moodle``: the LMS import CSV (``autograder.reporting.lms``), what was not
     matched reported on stderr; exit 3 when graded students are missing from the roster."""
@@ -218,7 +237,7 @@ def cmd_demo(args) -> int:
 
 def cmd_formgrader(args) -> int:
 
-    serve(Path(args.out), port=args.port, open_browser=not args.no_browser)
+    serve(Path(args.out), port=args.port, open_browser=not args.no_browser, exchange=args.exchange)
     return 0
 
 
@@ -304,7 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--quiet", action="store_true")
     m.set_defaults(func=cmd_merge)
 
-    e = sub.add_parser("export", help="write OUT/grades.csv with the scores confirmed in formgrader")
+    e = sub.add_parser(
+        "export",
+        help="write OUT/grades.csv with the scores confirmed in formgrader (and regenerate the feedback pages)",
+    )
     e.add_argument("--out", default="build/grading")
     e.add_argument("--quiet", action="store_true")
     e.add_argument(
@@ -331,6 +353,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     e.set_defaults(func=cmd_export)
 
+    fb = sub.add_parser(
+        "feedback",
+        help="after review: regenerate every feedback page with the confirmed scores and the instructor's "
+        "comments, in nbgrader's layout OUT/feedback/<student>/<assignment>/<notebook>.html "
+        "(what `nbgrader release_feedback` publishes)",
+    )
+    fb.add_argument("--out", default="build/grading")
+    fb.add_argument("--assignment", default=None, help="only this assignment")
+    fb.add_argument("--student", default=None, help="only this student")
+    fb.set_defaults(func=cmd_feedback)
+
     d = sub.add_parser("demo", help="build a sample class from the release and grade it")
     d.add_argument("--out", default="build/demo")
     d.add_argument("--jobs", type=int, default=None)
@@ -341,6 +374,12 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--out", default="build/grading")
     f.add_argument("--port", type=int, default=None)
     f.add_argument("--no-browser", action="store_true")
+    f.add_argument(
+        "--exchange",
+        default=None,
+        help="the course's nbgrader exchange root (c.Exchange.root): Release Feedback publishes the "
+        "pages there for `nbgrader fetch_feedback`",
+    )
     f.set_defaults(func=cmd_formgrader)
 
     gr = sub.add_parser("groups", help="answer groups of the written items: what an instructor reviews")

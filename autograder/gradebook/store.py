@@ -14,9 +14,12 @@ class took ~8,000 queries and 4,800 flushes that way). Per submission:
 * code items (``grade: true, solution: false`` check cells): ``auto_score`` = the hidden-test score,
   ``needs_manual_grade`` False, and a ``Comment`` row on the check cell whose ``auto_comment`` lists the
   hidden tests (names and messages; hidden inputs never appear in either).
-* written items (markdown ``grade: true, solution: true`` answer cells): ``auto_score`` stays None, so the
-  cell needs manual grading and nbgrader's totals count only what the instructor confirmed. The
-  suggestion text (``ItemResult.message``) goes into the answer cell's comment: ``auto_comment`` always
+* written items (markdown ``grade: true, solution: true`` answer cells): ``auto_score`` = the suggested
+  score and ``needs_manual_grade`` stays True until the instructor sets ``manual_score`` (the only
+  confirmation: ``confirmed_value``). So nbgrader's totals are what grades.csv says (provisional
+  suggestions included, as the terminal's ``?`` marks), and formgrader's score box shows the
+  suggestion as its placeholder, which the review server offers to accept in one click
+  (``autograder/review/static/accept_suggestion.js``). The suggestion text (``ItemResult.message``) goes into the answer cell's comment: ``auto_comment`` always
   holds the latest suggestion (formgrader shows it as the comment box's placeholder and nbgrader's
   ``Comment.comment`` falls back to it), and ``manual_comment`` is pre-filled with the same text so it is
   the editable content of formgrader's comment box.
@@ -422,8 +425,9 @@ def _write_autograded(dest: Path, review, durable: bool = True) -> None:
 
 
 def _mirror_submitted(out: Path, result: SubmissionResult, submitted: Path, durable: bool = True) -> None:
-    """Copy the submission (and its timestamp.txt) to OUT/submitted/..., where nbgrader's formgrader counts
-    submissions and decides that a gradebook entry is "autograded" (equal timestamps)."""
+    """Copy the submission (and its timestamp.txt, submission_secret.txt) to OUT/submitted/..., where
+    nbgrader's formgrader counts submissions and decides that a gradebook entry is "autograded" (equal
+    timestamps)."""
     dest = (
         out
         / SUBMITTED
@@ -434,11 +438,14 @@ def _mirror_submitted(out: Path, result: SubmissionResult, submitted: Path, dura
     if dest.exists() and dest.resolve() == submitted.resolve():
         return
     atomic_copy(submitted, dest, durable)
-    ts_src, ts_dest = submitted.parent / "timestamp.txt", dest.parent / "timestamp.txt"
-    if ts_src.is_file():
-        atomic_copy(ts_src, ts_dest, durable)
-    elif ts_dest.exists():
-        ts_dest.unlink()
+    # timestamp.txt; submission_secret.txt (nbgrader submit's, kept by collect) names the released
+    # feedback (autograder.classroom.review_feedback). Small regular files only: they are the student's folder
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        src, copy = submitted.parent / name, dest.parent / name
+        if src.is_file() and not src.is_symlink() and src.stat().st_size <= 4096:
+            atomic_copy(src, copy, durable)
+        elif copy.exists():
+            copy.unlink()
 
 
 def _read_timestamp(submitted: Path):
@@ -683,9 +690,10 @@ def _record_assignment(conn, assignment_id: str, pending: list[_Pending]) -> Non
 
 
 def _apply_written(p: _Pending, item: ItemResult, grade: dict, com: dict | None) -> None:
-    """A written item: no auto score (it waits for the instructor), the suggestion in the comment box
-    unless the instructor's own words are there, and re-review only when the answer changed."""
-    grade["auto_score"] = None
+    """A written item: the suggestion as auto score (it still waits for the instructor), the suggestion
+    text in the comment box unless the instructor's own words are there, and re-review only when the
+    answer changed."""
+    grade["auto_score"] = None if item.suggestion is None else float(item.suggestion)
     old_answer = p.previous_answers.get(item.id)
     # unchanged if the copy in OUT holds the answer as submitted (an OUT from before review copies) or as
     # its review copy renders it

@@ -1,15 +1,21 @@
 """Per-student feedback pages. They show test names and messages, never hidden inputs or test code.
 
 Every text on the page goes through :func:`autograder.core.safe_text.html_text` (escaped, always encodable);
-the page has no script and a Content-Security-Policy that forbids any (``default-src 'none'``)."""
+the page has no script and a Content-Security-Policy that forbids any (``default-src 'none'``).
+
+After review the page also carries the instructor's comments (``notes``: item id ->
+:class:`autograder.classroom.review_feedback.Note`, read from the gradebook) next to the suggestion they replaced.
+:func:`write` puts it in nbgrader's feedback layout (see :mod:`autograder.classroom.review_feedback`)."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from autograder.core.files import atomic_write_text
 from autograder.core.results import EXECUTED, SubmissionResult
 from autograder.core.safe_text import html_text as escape
+from autograder.gradebook import store as gradebook
 
 STYLE = """
 body{font-family:system-ui,"Noto Sans CJK SC",sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -21,6 +27,7 @@ h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:1.6rem}
 td,th{border-bottom:1px solid #ddd;padding:.3rem .4rem;text-align:left;vertical-align:top}
 blockquote{margin:.3rem 0;padding:.2rem .6rem;border-left:3px solid #bbb;color:#444;background:#fafafa}
 .note{color:#555;font-size:.9rem}
+.comment{margin:.4rem 0;padding:.4rem .7rem;border-left:3px solid #0d3c8a;background:#eef3fb;white-space:pre-wrap}
 """
 
 
@@ -28,8 +35,8 @@ blockquote{margin:.3rem 0;padding:.2rem .6rem;border-left:3px solid #bbb;color:#
 CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
 
-def render(result: SubmissionResult) -> str:
-    r = result
+def render(result: SubmissionResult, notes: dict | None = None) -> str:
+    r, notes = result, notes or {}
     verdict = "通过 / passed" if r.passed else "未通过 / not passed"
     parts = [
         "<!doctype html><html lang='zh'><head><meta charset='utf-8'>",
@@ -82,6 +89,8 @@ def render(result: SubmissionResult) -> str:
             parts.append("</table>")
             if not it.tests and it.message:
                 parts.append(f"<p>{escape(it.message)}</p>")
+            if it.id in notes:
+                parts.append(_comment(notes[it.id]))
         else:
             if it.confirmed is not None:
                 parts.append(
@@ -90,6 +99,12 @@ def render(result: SubmissionResult) -> str:
                 )
             else:
                 parts.append(f"<p>建议得分 / suggested: <b>{_n(it.suggestion or 0)}</b>（待教师确认）</p>")
+            # a written item's comment counts once its score is confirmed (an answer changed since the
+            # review reopens it: the old comment was about the old answer)
+            if it.id in notes and it.confirmed is not None:
+                parts.append(_comment(notes[it.id]))
+            if it.evidence and it.confirmed is not None:
+                parts.append("<p class='note'>建议分数的依据 / what the suggested score was based on:</p>")
             for ev in it.evidence:
                 mark = "✔" if ev.get("met") else "✘"
                 parts.append(
@@ -102,11 +117,77 @@ def render(result: SubmissionResult) -> str:
     return "".join(parts)
 
 
+def _comment(note) -> str:
+    who = "答案组确认 / answer-group review" if note.by_group else "教师评语 / instructor's comment"
+    return f"<p class='note'>{who}:</p><div class='comment'>{escape(note.comment)}</div>"
+
+
 def _n(x: float) -> str:
     return f"{x:g}" if x is not None else "–"
 
 
-def write(out_dir: Path, result: SubmissionResult, durable: bool = True) -> Path:
-    path = Path(out_dir) / "feedback" / result.student_id / f"{result.assignment_id}.html"
-    atomic_write_text(path, render(result), durable)
-    return path
+def paths(out_dir: Path | str, result: SubmissionResult) -> tuple[Path | None, Path]:
+    """(nbgrader's ``feedback/<student>/<assignment>/<notebook>.html`` or None for a result without a
+    notebook name, the earlier ``feedback/<student>/<assignment>.html``)."""
+    base = Path(out_dir) / "feedback" / result.student_id
+    notebook = Path(result.notebook or "").name.removesuffix(".ipynb")
+    layout = base / result.assignment_id / f"{notebook}.html" if notebook else None
+    return layout, base / f"{result.assignment_id}.html"
+
+
+def write(out_dir: Path, result: SubmissionResult, durable: bool = True, notes: dict | None = None) -> Path:
+    """Write the page at both :func:`paths` (with nbgrader's sidecar files next to the first) and return
+    the one in nbgrader's layout (the earlier path when there is none)."""
+    page = render(result, notes)
+    layout, legacy = paths(out_dir, result)
+    if layout is not None:
+        atomic_write_text(layout, page, durable)
+        write_sidecars(out_dir, result, layout.parent, durable)
+    atomic_write_text(legacy, page, durable)
+    return layout or legacy
+
+
+#: nbgrader's own secrets are ``secrets.token_hex(64)``; anything else in a submission's file (it is
+#: student data) is not used
+_SECRET_CHARS = frozenset("0123456789abcdefABCDEF")
+_SECRET_MAX = 1024
+
+
+def _read_secret(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(_SECRET_MAX + 1)
+    except OSError:
+        return None
+    text = raw.decode("ascii", "replace")
+    core = text.rstrip("\r\n")  # kept as written: nbgrader hashes the file's exact content
+    if not 16 <= len(core) <= _SECRET_MAX or not set(core) <= _SECRET_CHARS:
+        return None
+    return text
+
+
+def write_sidecars(out_dir: Path | str, result: SubmissionResult, folder: Path, durable: bool = True) -> None:
+    """``timestamp.txt`` and ``submission_secret.txt`` in a page's folder, as nbgrader's generate_feedback
+    copies them from the autograded submission: release_feedback opens both for every page."""
+    submitted = Path(out_dir) / gradebook.SUBMITTED / result.student_id / result.assignment_id
+    secret = _read_secret(submitted / "submission_secret.txt")
+    if secret is None:
+        # no exchange submission: a name only the submitted bytes determine (a sharded run and its merge
+        # name a page alike; nobody without the notebook can guess it). A row without readable bytes
+        # (its page says only why it could not be graded) is named by its ids and status
+        basis = result.submission_sha256 or f"ungraded\0{result.status}"
+        key = f"autograder-feedback\0{result.student_id}\0{result.assignment_id}\0{basis}"
+        secret = hashlib.sha512(key.encode()).hexdigest()
+    try:
+        stamp = (submitted / "timestamp.txt").read_text(encoding="utf-8", errors="replace")[:64].strip()
+    except OSError:
+        stamp = result.submitted_at
+    stamp = "".join(ch for ch in stamp if ch.isprintable())  # student data: release_feedback logs it
+    for name, text in (("submission_secret.txt", secret), ("timestamp.txt", stamp)):
+        target = folder / name
+        try:
+            if target.read_text(encoding="utf-8") == text:
+                continue
+        except OSError:
+            pass
+        atomic_write_text(target, text, durable)

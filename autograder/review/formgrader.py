@@ -41,6 +41,9 @@ REVIEW_OPTIONS = [
     "--ServerApp.jpserver_extensions=autograder.student.lab_selfcheck=False",
     "--ServerApp.jpserver_extensions=nbgrader.server_extensions.assignment_list=False",
     "--ServerApp.jpserver_extensions=nbgrader.server_extensions.course_list=False",
+    # MathJax from this server (jupyter-server-mathjax; autograder.review.server makes formgrader's pages
+    # load it): formulas typeset offline, and the CSP names no CDN
+    "--ServerApp.jpserver_extensions=jupyter_server_mathjax=True",
 ]
 
 
@@ -137,10 +140,12 @@ def start(
     token: str | None = None,
     app: str = "server",
     log_path: Path | None = None,
+    extra_args: list[str] | None = None,
 ) -> FormgraderServer:
     """Start a bare ``jupyter server`` (``app="server"``, the default: formgrader's pages are all review
-    needs) or ``jupyter lab`` (``app="lab"``) on OUT with :data:`REVIEW_OPTIONS`, and return at once;
-    call ``wait_ready()`` before using it."""
+    needs) or ``jupyter lab`` (``app="lab"``) on OUT with :data:`REVIEW_OPTIONS` (and ``extra_args``,
+    e.g. ``--Exchange.root=DIR`` for a course with an nbgrader exchange), and return at once; call
+    ``wait_ready()`` before using it."""
     out = Path(out_dir).resolve()
     if not (out / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"{out / CONFIG_NAME} is missing: grade into {out} first")
@@ -158,6 +163,7 @@ def start(
         "--ServerApp.open_browser=False",
         f"--IdentityProvider.token={token}",
         *REVIEW_OPTIONS,
+        *(extra_args or []),
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run as root
         cmd.append("--ServerApp.allow_root=True")
@@ -178,14 +184,22 @@ def start(
     return FormgraderServer(proc, port, token, log_path)
 
 
-def serve(out_dir: Path | str, port: int | None = None, open_browser: bool = False) -> int:
-    """Run formgrader for OUT until Ctrl-C; prints the URL (``http://127.0.0.1:<port>/formgrader``)."""
-    server = start(out_dir, port=port)
+def serve(
+    out_dir: Path | str, port: int | None = None, open_browser: bool = False, exchange: str | None = None
+) -> int:
+    """Run formgrader for OUT until Ctrl-C; prints the URL (``http://127.0.0.1:<port>/formgrader``).
+    ``exchange``: the course's nbgrader exchange root, for the Release Feedback button."""
+    server = start(out_dir, port=port, extra_args=[f"--Exchange.root={exchange}"] if exchange else None)
     try:
         server.wait_ready()
         print(f"formgrader: {server.base}/formgrader", flush=True)
         print(f"  open (logs in with the token): {server.url}", flush=True)
         print(f"answer groups: {server.base}/autograder/groups?token={server.token}", flush=True)
+        print(
+            f"after review: python -m autograder feedback --out {Path(out_dir)} (or formgrader's Generate "
+            "Feedback button) puts your scores and comments on the students' pages",
+            flush=True,
+        )
         print("  press Ctrl-C to stop", flush=True)
         if open_browser:
             webbrowser.open(server.url)

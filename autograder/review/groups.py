@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.classroom.export import load_results
+from autograder.classroom.confirmed import load_results
 from autograder.core.registry import lessons
 from autograder.core.rubric import Item
 from autograder.core.safe_text import terminal_text

@@ -178,60 +178,6 @@ def page(browser, artifacts, request):
 
 # -------------------------------------------------------------------------------------------- MathJax
 
-#: the MathJax that nbconvert's template loads (2.7.7 from cdnjs), from npm's registry, pinned by hash
-MATHJAX_TARBALL = "https://registry.npmjs.org/mathjax/-/mathjax-2.7.7.tgz"
-MATHJAX_SHA256 = "f0054315d40f7288b2373b23520677fd1132a405702dfca05ee6ebe5cd0a8677"
-MATHJAX_CDN = re.compile(r"^https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^/]+/([^?#]+)")
-
-
-@pytest.fixture(scope="session")
-def mathjax_dir() -> Path:
-    """MathJax 2.7.7's files (``build/cache/mathjax-2.7.7``), downloaded once from npm's registry and
-    checked against a pinned SHA-256. Tests serve them in place of the CDN (offline here), so formgrader's
-    pages really typeset their formulas. Skips, saying so, only if the registry cannot be reached."""
-    import hashlib
-    import tarfile
-
-    dest = REPO / "build" / "cache" / "mathjax-2.7.7"
-    if (dest / "package" / "MathJax.js").is_file():
-        return dest / "package"
-    try:
-        with urllib.request.urlopen(MATHJAX_TARBALL, timeout=120) as resp:  # noqa: S310 - pinned https URL
-            data = resp.read()
-    except (urllib.error.URLError, OSError) as exc:
-        pytest.skip(f"MathJax could not be downloaded from npm's registry ({exc})")
-    assert hashlib.sha256(data).hexdigest() == MATHJAX_SHA256, "the MathJax tarball is not the pinned one"
-    tmp = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    import io
-
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        tar.extractall(tmp, filter="data")
-    shutil.rmtree(dest, ignore_errors=True)
-    tmp.rename(dest)
-    return dest / "package"
-
-
-@pytest.fixture()
-def mathjax_served(page, mathjax_dir: Path) -> list[str]:
-    """``page``'s requests for MathJax's CDN answered from ``mathjax_dir``; the list of paths served."""
-    served: list[str] = []
-
-    def handle(route):
-        m = MATHJAX_CDN.match(route.request.url)
-        path = (mathjax_dir / m.group(1)).resolve() if m else None
-        if path is None or mathjax_dir not in path.parents or not path.is_file():
-            route.fulfill(status=404, body="")
-            return
-        served.append(m.group(1))
-        kind = "application/javascript" if path.suffix == ".js" else None
-        route.fulfill(path=str(path), content_type=kind, headers={"Access-Control-Allow-Origin": "*"})
-
-    page.route(MATHJAX_CDN, handle)
-    return served
-
-
 # --------------------------------------------------------------------------------------------- export
 
 

@@ -10,9 +10,10 @@ would; the instructor opens the submission (and clicks every link in it) and the
 Passes when: no payload ran (no request it would make, no dialog, no record), no file was written in OUT,
 the server has no terminal (or any other) child process, no active element or attribute is in the page,
 and the page still works (markdown rendered, formulas typeset by MathJax, the grading boxes filled by
-formgrader's own scripts under the Content-Security-Policy). MathJax is the real one nbconvert's template
-asks its CDN for (2.7.7, served from npm's pinned tarball: the CDN is offline here), so the MathJax
-vectors (``\\href``, ``\\class``/``\\style``, ``\\require``, macros) are typeset, not just left as text.
+formgrader's own scripts under the Content-Security-Policy). MathJax is the one the review server serves
+itself (jupyter-server-mathjax's MathJax 2.7 with its Safe extension) and the browser's network is cut
+(every request beyond the server is aborted and counted), so the MathJax vectors (``\\href``,
+``\\class``/``\\style``, ``\\require``, macros) are typeset offline, not just left as text.
 """
 
 from __future__ import annotations
@@ -84,10 +85,24 @@ def children_of(pid: int) -> list[str]:
     return names
 
 
-def test_hostile_submission_is_inert_in_formgrader(hostile_class, page, artifacts, steps, mathjax_served):
+def test_hostile_submission_is_inert_in_formgrader(hostile_class, page, artifacts, steps):
     out, server = hostile_class
     steps("hostile class graded, formgrader ready")
     attempts: list[str] = []
+    offline: list[str] = []  # the network is cut: only the review server answers
+    mathjax: list[str] = []
+
+    def cut(route):
+        url = route.request.url
+        if url.startswith(server.base + "/"):
+            if "/static/jupyter_server_mathjax/" in url:
+                mathjax.append(url.split("/static/jupyter_server_mathjax/", 1)[1].split("?")[0])
+            route.continue_()
+        else:
+            offline.append(url)
+            route.abort("internetdisconnected")
+
+    page.route("**/*", cut)
 
     def watch(request):
         url, method = request.url, request.method
@@ -106,7 +121,7 @@ def test_hostile_submission_is_inert_in_formgrader(hostile_class, page, artifact
     # MathJax typesets every formula, the hostile ones included, before anything is judged
     page.wait_for_function(
         "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
-        " && document.querySelectorAll('.MathJax_CHTML').length > 0",
+        " && document.querySelectorAll('#notebook-container .MathJax').length > 0",
         timeout=60_000,
     )
     page.wait_for_timeout(1_000)
@@ -164,13 +179,14 @@ def test_hostile_submission_is_inert_in_formgrader(hostile_class, page, artifact
     answer = page.locator(".nbgrader_cell", has=page.locator("#q1")).first
     expect(answer.locator("strong", has_text="慢 stage")).to_be_visible()  # ordinary markdown renders
     # the student's formula is typeset (MathJax kept its TeX in the math/tex script beside it)
-    expect(answer.locator(".MathJax_CHTML").first).to_be_visible()
+    expect(answer.locator(".MathJax").first).to_be_visible()
     assert FORMULA.strip("$") in answer.locator('script[type^="math/tex"]').first.text_content()
-    assert "MathJax.js" in mathjax_served and any(
-        p.startswith("jax/output/CommonHTML") for p in mathjax_served
-    )
+    assert "MathJax.js" in mathjax and any(p.startswith("jax/output/HTML-CSS") for p in mathjax), mathjax
+    assert "extensions/Safe.js" in mathjax, mathjax  # the Safe extension, as nbconvert's CDN URL asked
+    assert offline == [], offline  # nothing was asked of the network
 
-    feedback = out / "feedback" / "mallory" / f"{ASSIGNMENT}.html"
+    feedback = out / "feedback" / "mallory" / ASSIGNMENT / f"{NOTEBOOK}.html"  # nbgrader's layout
+    page.unroute("**/*")
     page.goto(feedback.as_uri())
     page.wait_for_timeout(1_000)
     assert page.locator("script, iframe, object, embed, svg").count() == 0
