@@ -26,6 +26,7 @@ from . import gradebook
 from .answer_groups import SIMILARITY, Answer, AnswerGroup, answer_of, group_answers
 from .export import load_results
 from .notebook import UnreadableNotebook, extract
+from .review_feedback import GROUP_MARK
 from .safe_text import terminal_text
 
 __all__ = [
@@ -213,7 +214,7 @@ def review_items(
 def group_comment(key: str, score: float, points: float, comment: str, suggestion_text: str) -> str:
     """The comment a member gets: who decided, the score, then the instructor's words (or, without any,
     the member's own static-review evidence)."""
-    head = f"[答案组确认 / confirmed with answer group {key}] {score:g}/{points:g}"
+    head = f"{GROUP_MARK} {key}] {score:g}/{points:g}"
     body = comment.strip() or (suggestion_text or "").strip()
     return head + ("\n" + body if body else "")
 

@@ -6,16 +6,17 @@ instructor confirmed (formgrader or the answer-groups page, both write nbgrader'
 its late penalty is recomputed (``OUT/course.yaml``), the JSON is saved, and the page is written with
 the instructor's comments (:func:`notes_for`) next to the suggestion they replaced.
 
-Where the pages go (:func:`autograder.feedback.write`): ``OUT/feedback/<student>/<assignment>/<notebook>.html``,
-nbgrader's ``generate_feedback`` layout, with the ``timestamp.txt`` and ``submission_secret.txt``
+Where the pages go (:func:`autograder.feedback.write`):
+``OUT/feedback/<student>/<assignment>/<notebook>.html``, nbgrader's ``generate_feedback`` layout, with the ``timestamp.txt`` and ``submission_secret.txt``
 nbgrader's ``release_feedback`` reads from that folder: it publishes each page to the exchange as
 ``md5(secret + notebook id).html``, the name ``fetch_feedback`` looks for with the secret that the
 student's ``nbgrader submit`` kept. The secret is the submission's own (``submission_secret.txt`` next to
 the submitted notebook, as nbgrader's collect leaves it); a submission that came without one (LMS
 zips, copied folders: it was never submitted through the exchange, so no student holds a secret) gets
 one derived from its bytes (SHA-512 of student, assignment and the submission's SHA-256), so
-release_feedback still runs for the whole class instead of stopping at the first folder without it. ``OUT/feedback/<student>/<assignment>.html`` stays as it was,
-the same page (links already handed out keep working).
+release_feedback still runs for the whole class instead of stopping at the first folder without it.
+``OUT/feedback/<student>/<assignment>.html`` stays as it was, the same page (links already handed out
+keep working).
 """
 
 from __future__ import annotations
