@@ -14,8 +14,9 @@ student's ``nbgrader submit`` kept. The secret is the submission's own (``submis
 the submitted notebook, as nbgrader's collect leaves it); a submission that came without one (LMS
 zips, copied folders: it was never submitted through the exchange, so no student holds a secret) gets
 one derived from its bytes (SHA-512 of student, assignment and the submission's SHA-256), so
-release_feedback still runs for the whole class instead of stopping at the first folder without it. ``OUT/feedback/<student>/<assignment>.html`` stays as it was,
-the same page (links already handed out keep working).
+release_feedback still runs for the whole class instead of stopping at the first folder without it.
+``OUT/feedback/<student>/<assignment>.html`` stays as it was, the same page (links already handed out
+keep working).
 """
 
 from __future__ import annotations

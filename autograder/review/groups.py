@@ -27,6 +27,7 @@ from autograder.core.registry import lessons
 from autograder.core.rubric import Item
 from autograder.core.safe_text import terminal_text
 from autograder.gradebook import store as gradebook
+from autograder.gradebook.notes import GROUP_MARK
 from autograder.grading.assignment import load_lesson
 from autograder.grading.notebook import UnreadableNotebook, extract
 from autograder.review.answer_groups import SIMILARITY, Answer, AnswerGroup, answer_of, group_answers
@@ -213,7 +214,7 @@ def review_items(
 def group_comment(key: str, score: float, points: float, comment: str, suggestion_text: str) -> str:
     """The comment a member gets: who decided, the score, then the instructor's words (or, without any,
     the member's own static-review evidence)."""
-    head = f"[答案组确认 / confirmed with answer group {key}] {score:g}/{points:g}"
+    head = f"{GROUP_MARK} {key}] {score:g}/{points:g}"
     body = comment.strip() or (suggestion_text or "").strip()
     return head + ("\n" + body if body else "")
 
