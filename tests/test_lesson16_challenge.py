@@ -167,7 +167,8 @@ def test_the_tail_formula_holds_when_the_last_stage_has_the_largest_f_and_b():
         want = _tail_formula(f, b, m)
         assert math.isclose(_makespan(f, b, m), want, abs_tol=1e-9), (f, b, m)
         assert math.isclose(hidden.simulated(f, b, m), want, abs_tol=1e-9), (f, b, m)
-        assert math.isclose(hidden.lower_bound(f, b, m), want, abs_tol=1e-9), (f, b, m)  # the last stage's bound
+        # and it is the last stage's lower bound
+        assert math.isclose(hidden.lower_bound(f, b, m), want, abs_tol=1e-9), (f, b, m)
 
 
 def test_the_largest_f_plus_b_last_is_not_enough():
@@ -176,7 +177,11 @@ def test_the_largest_f_plus_b_last_is_not_enough():
     f, b = [1.0, 12.0, 1.0, 2.0], [12.0, 1.0, 1.0, 12.0]
     fb = [x + y for x, y in zip(f, b, strict=True)]
     assert fb.index(max(fb)) == 3 and fb.count(max(fb)) == 1
-    assert [(_makespan(f, b, m), _tail_formula(f, b, m)) for m in (3, 4, 6)] == [(74, 70), (87, 84), (113, 112)]
+    assert [(_makespan(f, b, m), _tail_formula(f, b, m)) for m in (3, 4, 6)] == [
+        (74, 70),
+        (87, 84),
+        (113, 112),
+    ]
     assert [_hidden_tests().simulated(f, b, m) for m in (3, 4, 6)] == [74, 87, 113]
     cases = wrong = 0
     for f in itertools.product([1.0, 2.0, 12.0], repeat=4):
