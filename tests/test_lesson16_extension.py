@@ -281,6 +281,45 @@ def test_numbers_buffers(prose, out):
     )
 
 
+def test_no_buffer_blocked_times_and_q1_agree(prose, out, source):
+    """Issue 21, point 4 and Q1's premise: with no buffer (a rendezvous) the mirrored dumbbell blocks
+    [30, 90, 130, 0] ms (the wait propagates upstream), the lesson's own dumbbell blocks nowhere (pure
+    starvation), and Q1's reference and §2 say exactly that."""
+    mirror = [20.0, 10.0, 10.0, 30.0]
+    zero = forward_flow(mirror, M, buffer_size=0)
+    assert (zero.makespan, zero.blocked_per_stage) == (280.0, [30.0, 90.0, 130.0, 0.0])
+    main = forward_flow(DUMBBELL, M, buffer_size=0)
+    assert main.blocked_per_stage == [0.0] * P
+    one = forward_flow(mirror, M, buffer_size=1).blocked_per_stage
+    _check(
+        prose,
+        out("ext-buffer-numbers"),
+        [
+            (
+                "前向流水 [20, 10, 10, 30]，B = 0（会合）：T = 280，各阶段阻塞时间 [30.0, 90.0, 130.0, 0.0]",
+                "$[30,90,130,0]$ ms",
+            ),
+            ("前向流水 [30, 10, 10, 20]，B = 0（会合）：T = 280，各阶段阻塞时间 [0.0, 0.0, 0.0, 0.0]", None),
+            (None, "$B=1$ 和 $B=0$ 都一样"),
+        ],
+    )
+    cells = {c["id"]: _src(c) for c in source["cells"]}
+    q1 = cells["q1"]
+    blocked0 = "[" + ",".join(f"{x:g}" for x in zero.blocked_per_stage) + "]"
+    assert f"${blocked0}$ ms" in q1 and f"stage 2 阻塞 {one[2]:g} ms" in q1
+    assert f"总时间都是 {zero.makespan:g} ms" in q1 and "全部是饥饿" in q1
+    assert "阻塞时间都是 0" in q1 and main.blocked_per_stage == [0.0] * P
+    assert "[30,10,10,20]" in cells["q1-question"].replace("$", "") and "[20,10,10,30]" in cells[
+        "q1-question"
+    ].replace("$", "")
+    # §2 no longer blames backpressure on the lesson's own example, and states NCCL's buffer nuance
+    stall = cells["stall"]
+    assert "只在**下游比上游慢**时出现" in stall and "`NCCL_BUFFSIZE`，默认 4 MiB" in stall
+    assert "即使没有缓冲区也只有饥饿、没有背压" in stall and "`Schedule1F1B`" in stall
+    # regression (point 3): multi-step denoising is inference, not a reason for a heavy training tail
+    assert "去噪" not in cells["ext-buffer-explain"]
+
+
 # ----------------------------------------------------------------------------------------- C. memory
 # the stated assumptions
 SEQ, MB, HIDDEN, HEADS = 1024, 2, 4096, 32

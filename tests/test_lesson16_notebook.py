@@ -423,6 +423,7 @@ def test_a_blocked_send_is_a_rendezvous_that_profilers_show():
     long NCCL kernel that nvidia-smi counts as busy, not as low utilisation."""
     text = _src(next(c for c in _cells() if c["id"] == "stall"))
     assert "**会合**（rendezvous）" in text and "很长的 NCCL kernel" in text and "算作 GPU 忙" in text
+    assert "指令序列走到这个 recv" in text
     assert "缓冲区空出来" not in text and "缓冲区有限" not in text
 
 
@@ -433,11 +434,8 @@ def test_q1_reference_answer_explains_the_rendezvous_and_what_profilers_show():
     text = _src(
         next(c for c in _cells() if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "q1")
     )
-    assert (
-        "会合（rendezvous）" in text
-        and "发出对应的 recv 才能完成" in text
-        and "指令序列走到这个 recv" in text
-    )
+    assert "会合（rendezvous）" in text and "send 要和 stage 3 的 recv 配对" in text
+    assert "走不到那个 recv" in text and "`NCCL_BUFFSIZE`，默认 4 MiB" in text  # issue 21: NCCL's buffer
     assert "很长的 NCCL kernel" in text and "`nvidia-smi` 也把它算作忙" in text and "看利用率发现不了" in text
     assert "计算 kernel 之间夹着的通信 kernel" in text
     for wrong in ("缓冲区空出来", "缓冲区没有释放", "缓冲区占满", "只会表现为 GPU 利用率偏低"):
