@@ -440,3 +440,17 @@ def test_q1_reference_answer_explains_the_rendezvous_and_what_profilers_show():
     assert "计算 kernel 之间夹着的通信 kernel" in text
     for wrong in ("缓冲区空出来", "缓冲区没有释放", "缓冲区占满", "只会表现为 GPU 利用率偏低"):
         assert wrong not in text, wrong
+
+
+def test_intro_counts_the_check_cells_that_raise_and_names_contract_three():
+    """Issue 21, point 9: the release has three check cells that raise NotImplementedError (simulator,
+    solver, challenge), and the challenge's docstring names its contract by its heading (契约三)."""
+    release = ROOT / "lessons" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb"
+    cells = json.loads(release.read_text(encoding="utf-8"))["cells"]
+    checks = [c for c in cells if "raises-exception" in c.get("metadata", {}).get("tags", [])]
+    assert len(checks) == 3
+    intro = next(c for c in cells if c["id"] == "intro")
+    assert "三个检查单元格" in "".join(intro["source"])
+    src = {c["id"]: "".join(c["source"]) for c in cells}
+    assert "### 契约三" in src["challenge-intro"] and "「契约三」" in src["challenge-exercise"]
+    assert "挑战题契约" not in src["challenge-exercise"]
