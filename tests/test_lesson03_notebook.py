@@ -163,7 +163,8 @@ def test_every_code_cell_has_nbgrader_metadata():
             assert meta.get("locked") is True
         if grade_id(c) in CHECK_IDS:
             assert meta["grade"] is True and meta["solution"] is False
-    assert src.cells[0].cell_type == "raw" and "title:" in src.cells[0].source
+    assert src.cells[0].cell_type == "markdown" and src.cells[0].source.startswith("# 第 03 课：")
+    assert not any(c.cell_type == "raw" for c in src.cells)
 
 
 @pytest.mark.slow

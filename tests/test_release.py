@@ -185,11 +185,25 @@ def test_nbgrader_metadata(path):
 @pytest.mark.parametrize("path", [SOURCE, RELEASE], ids=["source", "release"])
 def test_quarto_renderable(path):
     nb = _load(path)
+    # issue 21: no raw YAML front-matter cell (JupyterLab shows it as raw text at the top of the lesson);
+    # Quarto takes the title from the first cell's level-1 heading, lang and format from _quarto.yml
+    assert not any(c["cell_type"] == "raw" for c in nb["cells"]), "no raw cells (front matter) in a lesson"
     first = nb["cells"][0]
-    assert first["cell_type"] == "raw"
-    front = _src(first)
-    assert re.fullmatch(r"---\n(?:.*\n)*?title: .+\n(?:.*\n)*---", front), (
-        "first cell must be YAML front matter"
+    assert first["cell_type"] == "markdown" and re.match(r"# 第 \d+ 课：\S", _src(first)), (
+        "the first cell must open with the lesson's title as a level-1 heading"
+    )
+    assert (
+        sum(
+            line.startswith("# ")
+            for c in nb["cells"]
+            if c["cell_type"] == "markdown"
+            for line in _src(c).splitlines()
+        )
+        == 1
+    )
+    quarto = (ROOT / "_quarto.yml").read_text(encoding="utf-8")
+    assert re.search(r"^lang: zh$", quarto, re.M) and re.search(
+        r"^format:\n  html:\n    toc: true", quarto, re.M
     )
     markdown = "\n".join(_src(c) for c in nb["cells"] if c["cell_type"] == "markdown")
     assert not re.search(
