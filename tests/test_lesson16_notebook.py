@@ -454,3 +454,18 @@ def test_intro_counts_the_check_cells_that_raise_and_names_contract_three():
     src = {c["id"]: "".join(c["source"]) for c in cells}
     assert "### 契约三" in src["challenge-intro"] and "「契约三」" in src["challenge-exercise"]
     assert "挑战题契约" not in src["challenge-exercise"]
+
+
+def test_solver_check_does_not_depend_on_the_students_simulator(capsys):
+    """Issue 21, point 9: a simulator bug must not fail the solver's visible check with a misleading
+    message: the check cell computes the bubbles with the course library. Run the release's check cell on
+    the reference solver and a simulator that returns (-1.0, -1.0)."""
+    cells = {c["id"]: c for c in json.loads(SOURCE.read_text(encoding="utf-8"))["cells"]}
+    check = _src(cells["solver"])
+    assert "simulate_1f1b_execution" not in check and "forward_flow(" in check
+    namespace: dict = {}
+    exec(_src(cells["exercise"]), namespace)
+    broken = namespace["AsymmetricPipelineScheduler"]
+    broken.simulate_1f1b_execution = lambda self, *args: (-1.0, -1.0)
+    exec(check, namespace)
+    assert "solver：可视检查全部通过" in capsys.readouterr().out
