@@ -405,24 +405,24 @@ def test_numbers_memory(prose, out):
             (f"权重+梯度+优化器（GiB）：{[round(x, 1) for x in static]}", None),
             (f"留给激活的预算（GiB）：{[round(x, 1) for x in budget]}", None),
             (
-                f"1F1B 下各阶段最大 b = {b_after}，b = {min(b_after) + 1} 时 stage {first_oom} 最先 OOM",
-                f"能放下的最大 $b$ 是 $[{','.join(map(str, b_after))}]$：$b={min(b_after) + 1}$ 时 stage {first_oom} 就 OOM",
+                f"1F1B 下各阶段最大 b_μ = {b_after}，b_μ = {min(b_after) + 1} 时 stage {first_oom} 最先 OOM",
+                f"能放下的最大 $b_\\mu$ 是 $[{','.join(map(str, b_after))}]$：$b_\\mu={min(b_after) + 1}$ 时 stage {first_oom} 就 OOM",
             ),
             (
-                f"GPipe（在途 {M} 个）下最大 b = {b_after_gpipe}，b = {MB} 时超出预算的阶段 {gpipe_over}",
-                f"stage 0 连 $b=1$ 都放不下，$b={MB}$ 时超出 stage {'、'.join(map(str, gpipe_over))} 的预算",
+                f"GPipe（在途 {M} 个）下最大 b_μ = {b_after_gpipe}，b_μ = {MB} 时超出预算的阶段 {gpipe_over}",
+                f"stage 0 连 $b_\\mu=1$ 都放不下，$b_\\mu={MB}$ 时超出 stage {'、'.join(map(str, gpipe_over))} 的预算",
             ),
             (
-                f"平均切分 [8, 8, 8, 8]：b = {MB} 时激活峰值（GiB）{r2(peak_even)}",
+                f"平均切分 [8, 8, 8, 8]：b_μ = {MB} 时激活峰值（GiB）{r2(peak_even)}",
                 f"stage 0 更重，激活峰值 {peak_even[0]:.2f} GiB",
             ),
             (
-                f"1F1B 下各阶段最大 b = {b_even}，b = {min(b_even) + 1} 时 stage {b_even.index(min(b_even))} 最先 OOM",
+                f"1F1B 下各阶段最大 b_μ = {b_even}，b_μ = {min(b_even) + 1} 时 stage {b_even.index(min(b_even))} 最先 OOM",
                 None,
             ),
             # the stated assumptions
             (None, f"$s={SEQ}$"),
-            (None, f"微批大小 $b={MB}$"),
+            (None, f"微批大小 $b_\\mu={MB}$"),
             (None, f"$h={HIDDEN}$，注意力头数 $a={HEADS}$"),
             (
                 None,

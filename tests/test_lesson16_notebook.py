@@ -469,3 +469,31 @@ def test_solver_check_does_not_depend_on_the_students_simulator(capsys):
     broken.simulate_1f1b_execution = lambda self, *args: (-1.0, -1.0)
     exec(check, namespace)
     assert "solver：可视检查全部通过" in capsys.readouterr().out
+
+
+def test_one_meaning_per_symbol():
+    """Issue 21, point 6: f_p/b_p are forward/backward times only (fixed costs are e_p), the micro-batch
+    size is b_μ (not b), s is only a sequence length (stage indices are p) in lesson 16's maths."""
+    text = "\n".join(
+        _src(c)
+        for c in json.loads(SOURCE.read_text(encoding="utf-8"))["cells"]
+        if c["cell_type"] == "markdown"
+    )
+    maths = "\n".join(re.findall(r"\$\$.+?\$\$|\$[^$]+\$", text, flags=re.S))
+    for stale in (
+        "f_0",
+        "f_{P-1}=",
+        "T_p=f_p",
+        "f_j+c",
+        "f_s",
+        "b_s",
+        "w_s",
+        "\\max_s",
+        "_{j<s}",
+        "P-s",
+        "s\\,b\\,h",
+    ):
+        assert stale not in maths, stale
+    assert not re.search(r"\$b=\d\$|\$b\$|\$6b\$", text)
+    assert "$T_p=e_p+c\\,L_p .$" in text.replace("$$", "$") and "s\\,b_\\mu\\,h\\,(34+5as/h)" in maths
+    assert "$w_p=\\min(m,P-p)$" in text

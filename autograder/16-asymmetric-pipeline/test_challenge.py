@@ -40,8 +40,8 @@ from autograder.testing import Array, Tuple, approx, is_float, item, memo, part
 
 SIM = "simulate_1f1b"
 RULE = (
-    "stage s 的指令顺序：先做 min(m, P−s) 个前向，然后反向、前向交替，最后做完剩下的反向；"
-    "前向 F(s,k) 要等 F(s−1,k) 完成，反向 B(s,k) 要等 B(s+1,k) 完成，每个阶段 一次只做一个操作"
+    "stage p 的指令顺序：先做 min(m, P−p) 个前向，然后反向、前向交替，最后做完剩下的反向；"
+    "前向 F(p,k) 要等 F(p−1,k) 完成，反向 B(p,k) 要等 B(p+1,k) 完成，每个阶段 一次只做一个操作"
 )
 BUBBLE_RULE = "bubble_ratio = 1 − m·Σ(f+b) / (P·makespan)：空闲时间占 P × makespan 的比例，前向和反向都算工作"
 VALUES = {"makespan": 1, "bubble_ratio": 1}  # credit per returned value
@@ -186,7 +186,7 @@ def _bound_cases() -> list[tuple[list[float], list[float], int, float]]:
 
 @item("challenge", weight=2, parts=VALUES)
 def test_heavy_head_attains_the_lower_bound(sub):
-    """最慢的是 stage 0：makespan 恰好取到下界 max_s[Σ_{j<s}(f_j+b_j) + m(f_s+b_s)]"""
+    """最慢的是 stage 0：makespan 恰好取到下界 max_p[Σ_{j<p}(f_j+b_j) + m(f_p+b_p)]"""
     cases = _bound_cases()
     for (f, b, m, bound), r in zip(cases, sub.calls(SIM, [c[:3] for c in cases]), strict=True):
         _check(
