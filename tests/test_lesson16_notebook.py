@@ -497,3 +497,24 @@ def test_one_meaning_per_symbol():
     assert not re.search(r"\$b=\d\$|\$b\$|\$6b\$", text)
     assert "$T_p=e_p+c\\,L_p .$" in text.replace("$$", "$") and "s\\,b_\\mu\\,h\\,(34+5as/h)" in maths
     assert "$w_p=\\min(m,P-p)$" in text
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="autograder/written.py (issue 20's module) treats 'no backpressure in [30,10,10,20]' as denying the "
+    "backpressure claim everywhere, so this correct answer is suggested 1 of 2; the instructor confirms 2",
+)
+def test_an_expert_q1_answer_that_denies_backpressure_in_the_main_example_earns_full_marks():
+    import yaml
+
+    from autograder.written import suggest
+
+    rubric = yaml.safe_load((ROOT / "autograder" / ASSIGNMENT / "rubric.yaml").read_text(encoding="utf-8"))
+    q1 = next(it for it in rubric["items"] if it["id"] == "q1")
+    expert = (
+        "在 [30,10,10,20] 里没有背压：最慢的 stage 0 在最前面，下游每个阶段都比它快，所以 stage 1 的停顿全部是饥饿，"
+        "因为 stage 0 每 30 ms 才交出一个微批次，stage 1 算完 10 ms 后只能等输入。背压只在下游更慢时出现，例如 "
+        "[20,10,10,30]：stage 3 还在算上一个 30 ms 的微批次、没发出 recv，stage 2 的 send 就完成不了，因为 send 要等"
+        "对应的 recv，等待沿反方向传到上游。"
+    )
+    assert suggest(expert, q1).score == 2.0
