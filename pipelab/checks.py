@@ -2,14 +2,56 @@
 
 Every message says what was checked, what was expected and what came back, in Chinese, e.g.
 ``❌ 总时间：期望 280.0，实际得到 290.0``.
+
+A failed check raises :class:`CheckFailed` (an ``AssertionError``). In IPython/Jupyter, importing this
+module installs a handler for it that shows the message first and then only the line of the student's
+cell that failed, never this module's frames (issue 21); anywhere else it is an ordinary
+``AssertionError`` with an ordinary traceback.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import os
+import traceback
 
-__all__ = ["check_close", "check_equal", "check_true", "check_raises"]
+__all__ = ["CheckFailed", "check_close", "check_equal", "check_true", "check_raises"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class CheckFailed(AssertionError):
+    """A visible check did not pass; its message says what was checked, expected and obtained."""
+
+
+def _student_frames(tb) -> list[traceback.FrameSummary]:
+    return [f for f in traceback.extract_tb(tb) if not os.path.abspath(f.filename).startswith(_HERE + os.sep)]
+
+
+def _show_check_failure(shell, etype, value, tb, tb_offset=None) -> list[str]:
+    """IPython custom-exception handler: the message, then where in the cell the check failed."""
+    lines = [str(value)]
+    frames = _student_frames(tb)
+    if frames:
+        where = frames[-1]
+        code = f"：{where.line.strip()}" if where.line else ""
+        lines.append(f"（没有通过的检查在单元格第 {where.lineno} 行{code}）")
+    shell._showtraceback(etype, value, lines)  # IPython leaves the display to the handler
+    return lines
+
+
+def _install_ipython_handler() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - pipelab works without IPython
+        return
+    shell = get_ipython()
+    if shell is not None:
+        shell.set_custom_exc((CheckFailed,), _show_check_failure)
+
+
+_install_ipython_handler()
 
 
 def _fmt(x) -> str:
@@ -68,7 +110,7 @@ def _all_close(got, expected, rel, abs_tol) -> bool:
 def check_close(got, expected, what: str, rel: float = 1e-9, abs_tol: float = 1e-9) -> None:
     """Numbers (or nested lists of numbers) equal within ``rel``/``abs_tol``."""
     if not _all_close(got, expected, rel, abs_tol):
-        raise AssertionError(
+        raise CheckFailed(
             f"❌ {what}：期望 {_fmt(_flatten(expected))}，实际得到 {_fmt(_flatten(got))}"
             f"（允许误差：相对 {rel:g}，绝对 {abs_tol:g}）"
         )
@@ -83,11 +125,11 @@ def check_equal(got, expected, what: str) -> None:
     if isinstance(e, tuple):
         e = list(e)
     if type(g) is not type(e) and not (isinstance(g, numbers.Number) and isinstance(e, numbers.Number)):
-        raise AssertionError(
+        raise CheckFailed(
             f"❌ {what}：期望 {_fmt(e)}（{type(e).__name__}），实际得到 {_fmt(g)}（{type(g).__name__}）"
         )
     if not bool(g == e):
-        raise AssertionError(f"❌ {what}：期望 {_fmt(e)}，实际得到 {_fmt(g)}")
+        raise CheckFailed(f"❌ {what}：期望 {_fmt(e)}，实际得到 {_fmt(g)}")
     _ok(what)
 
 
@@ -95,7 +137,7 @@ def check_true(condition, what: str, detail: str | None = None) -> None:
     """A condition that must hold; ``detail`` (optional) is shown when it does not."""
     if not _truthy(condition):
         extra = f"（{detail}）" if detail else ""
-        raise AssertionError(f"❌ {what}：期望条件成立，实际不成立{extra}")
+        raise CheckFailed(f"❌ {what}：期望条件成立，实际不成立{extra}")
     _ok(what)
 
 
@@ -115,5 +157,5 @@ def check_raises(fn, exc_type, what: str) -> None:
         _ok(what)
         return
     except Exception as e:  # noqa: BLE001 - report the wrong exception type
-        raise AssertionError(f"❌ {what}：期望抛出 {name}，实际抛出了 {type(e).__name__}: {e}") from e
-    raise AssertionError(f"❌ {what}：期望抛出 {name}，实际没有抛出任何异常")
+        raise CheckFailed(f"❌ {what}：期望抛出 {name}，实际抛出了 {type(e).__name__}: {e}") from e
+    raise CheckFailed(f"❌ {what}：期望抛出 {name}，实际没有抛出任何异常")

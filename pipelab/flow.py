@@ -25,13 +25,17 @@ def forward_flow(stage_times, m, *, hop_latency=0.0, buffer_size=None) -> Timeli
     ``S[p][k] = max(R[p][k-1], R[p-1][k] + c)``.  The last stage never blocks.  The blocked
     intervals ``[E, R)`` are recorded in ``Timeline.blocked`` and count as idle time.
 
+    *No buffer, a rendezvous* (``buffer_size=0``): stage ``p``'s send of microbatch ``k`` completes only
+    when stage ``p+1`` posts the matching receive, which it does once it is free again, i.e. when its own
+    send of microbatch ``k-1`` has completed: ``R[p][k] = max(E[p][k], R[p+1][k-1])``.
+
     The closed form for unbounded buffers is :func:`forward_closed_form`; blocking can only delay
     (``buffer_size=1`` never beats unbounded).
     """
     t = V.times(stage_times)
     m = V.count(m, "m (number of microbatches)")
     c = V.nonneg(hop_latency, "hop_latency")
-    B = V.buffer(buffer_size)
+    B = 0 if buffer_size == 0 and not isinstance(buffer_size, bool) else V.buffer(buffer_size)
     P = len(t)
     S = [[0.0] * m for _ in range(P)]
     R = [[0.0] * m for _ in range(P)]  # time the output of (p, k) is accepted downstream
@@ -60,7 +64,9 @@ def forward_flow(stage_times, m, *, hop_latency=0.0, buffer_size=None) -> Timeli
                 S[p][k] = s
                 e = s + t[p]
                 r = e
-                if p + 1 < P and k - B >= 0 and S[p + 1][k - B] > r:
+                if p + 1 < P and B == 0 and k and R[p + 1][k - 1] > r:
+                    r = R[p + 1][k - 1]  # rendezvous: the receiver posts its recv once its own send is done
+                elif p + 1 < P and B and k - B >= 0 and S[p + 1][k - B] > r:
                     r = S[p + 1][k - B]
                 R[p][k] = r
     for p in range(P):

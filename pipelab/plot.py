@@ -146,14 +146,17 @@ def stage_bars(before, after, labels=("重平衡前", "重平衡后"), ax=None, 
     ax.set_xticks(range(n))
     ax.set_xticklabels([f"stage {i}" for i in range(n)])
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
+    # headroom above the tallest bar, so the legend (two columns, at the top) covers no bar
+    ax.set_ylim(0, 1.4 * max(max(a), max(b), 1e-12))
+    ax.legend(fontsize=8, loc="upper center", ncol=2)
     if title:
         ax.set_title(title)
     return ax
 
 
 def memory_over_time(timeline: Timeline, ax=None, *, title=None, unit: str = "GiB"):
-    """Activation memory per rank over time (from :func:`pipelab.simulate`).  Returns the Axes."""
+    """Activation memory per stage (per rank when a rank holds several chunks) over time (from
+    :func:`pipelab.simulate`), labelled like :func:`gantt`'s rows.  Returns the Axes."""
     if not isinstance(timeline, Timeline) or timeline.memory is None:
         raise ValueError("memory_over_time() needs a Timeline produced by pipelab.simulate()")
     scale = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[unit]
@@ -163,7 +166,7 @@ def memory_over_time(timeline: Timeline, ax=None, *, title=None, unit: str = "Gi
         xs = [0.0, *ts.tolist(), T]
         ys = [0.0, *(v / scale for v in vals.tolist())]
         ys.append(ys[-1])
-        ax.step(xs, ys, where="post", label=f"rank {r}")
+        ax.step(xs, ys, where="post", label=f"stage {r}" if timeline.chunks == 1 else f"rank {r}")
     ax.set_xlabel("时间")
     ax.set_ylabel(f"激活显存 ({unit})")
     if timeline.num_stages <= 12:

@@ -60,3 +60,15 @@ def test_c_is_only_the_layer_cost_and_warm_up_is_p_minus_p_minus_1(lesson):
     assert not re.search(r"\\min\(m,\s*P-p\)\$ 个前向（\*?\*?预热", text)  # warm-up is min(m, P-p-1)
     # h and a are the hidden size and the attention heads of the activation formula, nothing else
     assert not re.search(r"\$h=(16|2\.2)|\$a=8|固定开销 \$[ha]\$|各耗时 \$h\$", text)
+
+
+def test_warm_up_attribution_follows_torch_2_13():
+    """Issue 21: torch 2.13's Schedule1F1B counts warmup_chunks = min(n_microbatches, num_stages -
+    stage_index), i.e. min(m, P-p); Megatron's num_warmup_microbatches is min(P-p-1, m). The glossary
+    must not attribute the lesson's convention to PyTorch, and must state NCCL's buffer nuance."""
+    text = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| **预热**"))
+    assert "PyTorch 的 `Schedule1F1B` 同此" not in row
+    assert "`warmup_chunks` 是 $\\min(m,\\,P-p)$" in row and "`num_warmup_microbatches` 同此" in row
+    rendezvous = next(line for line in text.splitlines() if line.startswith("| **会合**"))
+    assert "`NCCL_BUFFSIZE`，默认 4 MiB" in rendezvous and "缓冲区空出来" not in rendezvous

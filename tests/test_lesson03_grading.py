@@ -40,6 +40,10 @@ REQUIRED = {
     "scheduling_overhead_as_compute",
     "frontier_ignores_schedule",
     "frontier_drops_ties",
+    # issue 21: the mistakes the hidden tests used to let through
+    "frontier_inflight_p_minus_1",
+    "partition_ones_then_rest",
+    "scheduling_short_batches_crash",
     # null implementations (issue 12): code that does nothing scores 0 on every code item
     "null_pass",
     "null_constants",

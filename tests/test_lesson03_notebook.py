@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
+
+from autograder.core.registry import lessons
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "solutions" / "03-load-imbalance" / "load_imbalance.ipynb"
@@ -267,3 +270,13 @@ def test_frontier_numbers(source_run):
     ) / 16
     for token in ("m\\le3", "最多 $m=8$", "最多 $m=16$"):
         assert token in text, token
+
+
+def test_stated_time_limit_and_terms_match_the_rubric():
+    """Issue 21, point 9: the contract states the grader's real per-call limit (the rubric's call_timeout,
+    2 s, not 1 s) and the course's one term for the written suggestions (静态审查)."""
+    limit = lessons()["03-load-imbalance"].rubric.limits["call_timeout"]
+    cells = {c["id"]: "".join(c["source"]) for c in json.loads(SOURCE.read_text(encoding="utf-8"))["cells"]}
+    assert f"每次调用限时 {limit:g} 秒" in cells["ex-partition-contract"]
+    assert "1 秒内" not in "".join(cells.values())
+    assert "静态审阅" not in "".join(cells.values()) and "静态审查" in cells["questions-intro"]

@@ -8,12 +8,14 @@
   (``tests/test_lesson16_grading.py`` grades every file and compares exactly; nulls state 0);
 * the order the contract describes is the course library's 1F1B order (which tests/pipelab compares with
   PyTorch's goldens), and the facts the contract offers for self-checking hold for the simulator: the
-  uniform closed form, the lower bound, the forward formula when the slowest stage is last, and the
-  visible check's numbers.
+  uniform closed form, the lower bound, the forward formula when the last stage has both the largest f
+  and the largest b (thousands of random cases; a last stage with only the largest f+b is not enough:
+  f = [1,12,1,2], b = [12,1,1,12]), and the visible check's numbers.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -137,9 +139,85 @@ def test_the_facts_the_contract_offers_for_self_checking():
         fb = [x + y for x, y in zip(f, b, strict=True)]
         T = _makespan(f, b, m)
         assert T >= max(sum(fb[:s]) + m * fb[s] for s in range(P)) - 1e-9
-        if fb.index(max(fb)) == P - 1:
+        if f[-1] == max(f) and b[-1] == max(b):
             assert math.isclose(T, sum(fb) + (m - 1) * max(fb))
         assert math.isclose(_makespan([f[0]] * P, [b[0]] * P, m), (m + P - 1) * fb[0], abs_tol=1e-9)
+
+
+def _tail_formula(f, b, m):
+    return math.fsum(f) + math.fsum(b) + (m - 1) * max(x + y for x, y in zip(f, b, strict=True))
+
+
+def test_the_tail_formula_holds_when_the_last_stage_has_the_largest_f_and_b():
+    """The self-check's third fact, on 4,000 random cases drawn to be hard: the other stages anywhere up to
+    the last stage's f and b, ties included, integer and real costs, m < P included; checked against
+    pipelab's simulator and the hidden tests' own longest-path oracle (no pipelab in the grader)."""
+    hidden = _hidden_tests()
+    rng = random.Random(2121)
+    for i in range(4000):
+        P, m = rng.randint(1, 9), rng.randint(1, 24)
+        if i % 2:
+            f_top, b_top = rng.randint(1, 12), rng.randint(1, 24)
+            f = [float(rng.randint(0, f_top)) for _ in range(P - 1)] + [float(f_top)]
+            b = [float(rng.randint(0, b_top)) for _ in range(P - 1)] + [float(b_top)]
+        else:
+            f_top, b_top = round(rng.uniform(0.5, 10.0), 2), round(rng.uniform(0.5, 20.0), 2)
+            f = [rng.choice([f_top, round(rng.uniform(0.0, f_top), 2)]) for _ in range(P - 1)] + [f_top]
+            b = [rng.choice([b_top, round(rng.uniform(0.0, b_top), 2)]) for _ in range(P - 1)] + [b_top]
+        want = _tail_formula(f, b, m)
+        assert math.isclose(_makespan(f, b, m), want, abs_tol=1e-9), (f, b, m)
+        assert math.isclose(hidden.simulated(f, b, m), want, abs_tol=1e-9), (f, b, m)
+        # and it is the last stage's lower bound
+        assert math.isclose(hidden.lower_bound(f, b, m), want, abs_tol=1e-9), (f, b, m)
+
+
+def test_the_largest_f_plus_b_last_is_not_enough():
+    """The counterexample the lesson prints (issue 21): stage 3 is the unique maximum of f+b, yet the tail
+    formula underestimates; on a small grid of such cases it fails 36 times of 882."""
+    f, b = [1.0, 12.0, 1.0, 2.0], [12.0, 1.0, 1.0, 12.0]
+    fb = [x + y for x, y in zip(f, b, strict=True)]
+    assert fb.index(max(fb)) == 3 and fb.count(max(fb)) == 1
+    assert [(_makespan(f, b, m), _tail_formula(f, b, m)) for m in (3, 4, 6)] == [
+        (74, 70),
+        (87, 84),
+        (113, 112),
+    ]
+    assert [_hidden_tests().simulated(f, b, m) for m in (3, 4, 6)] == [74, 87, 113]
+    cases = wrong = 0
+    for f in itertools.product([1.0, 2.0, 12.0], repeat=4):
+        for b in itertools.product([1.0, 2.0, 12.0], repeat=4):
+            fb = [x + y for x, y in zip(f, b, strict=True)]
+            if fb[-1] <= max(fb[:-1]) or (f[-1] == max(f) and b[-1] == max(b)):
+                continue
+            for m in (3, 4, 6):
+                cases += 1
+                wrong += _makespan(list(f), list(b), m) != _tail_formula(f, b, m)
+    assert (cases, wrong) == (882, 36)
+
+
+def test_the_lesson_prints_the_counterexample_and_the_check(executed_notebook):
+    nb, _ = executed_notebook(SOURCE)
+    out = _text(next(c for c in nb.cells if c.get("id") == "ext-tail-formula"))
+    for m, sim, formula in ((3, 74, 70), (4, 87, 84), (6, 113, 112)):
+        assert f"m = {m}：1F1B 模拟 T = {sim}，公式 sum(f+b) + (m-1)*max(f+b) = {formula}" in out
+    assert "1000 个随机情形中公式精确 1000 个" in out
+    assert "网格上 882 个情形中公式不成立 36 个" in out
+    intro = _src(_cells(SOURCE)["challenge-intro"])
+    assert "$f=[1,12,1,2]$、$b=[12,1,1,12]$" in intro and "makespan 是 74，公式给 70" in intro
+    assert "前向耗时和反向耗时**都**是各阶段中最大的" in intro
+
+
+def _text(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []))
+
+
+def _hidden_tests():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("challenge_hidden_tests", ASSIGNMENT / "test_challenge.py")
+    hidden = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hidden)
+    return hidden
 
 
 def test_visible_check_numbers():

@@ -281,10 +281,49 @@ def test_numbers_buffers(prose, out):
     )
 
 
+def test_no_buffer_blocked_times_and_q1_agree(prose, out, source):
+    """Issue 21, point 4 and Q1's premise: with no buffer (a rendezvous) the mirrored dumbbell blocks
+    [30, 90, 130, 0] ms (the wait propagates upstream), the lesson's own dumbbell blocks nowhere (pure
+    starvation), and Q1's reference and §2 say exactly that."""
+    mirror = [20.0, 10.0, 10.0, 30.0]
+    zero = forward_flow(mirror, M, buffer_size=0)
+    assert (zero.makespan, zero.blocked_per_stage) == (280.0, [30.0, 90.0, 130.0, 0.0])
+    main = forward_flow(DUMBBELL, M, buffer_size=0)
+    assert main.blocked_per_stage == [0.0] * P
+    one = forward_flow(mirror, M, buffer_size=1).blocked_per_stage
+    _check(
+        prose,
+        out("ext-buffer-numbers"),
+        [
+            (
+                "前向流水 [20, 10, 10, 30]，B = 0（会合）：T = 280，各阶段阻塞时间 [30.0, 90.0, 130.0, 0.0]",
+                "$[30,90,130,0]$ ms",
+            ),
+            ("前向流水 [30, 10, 10, 20]，B = 0（会合）：T = 280，各阶段阻塞时间 [0.0, 0.0, 0.0, 0.0]", None),
+            (None, "$B=1$ 和 $B=0$ 都一样"),
+        ],
+    )
+    cells = {c["id"]: _src(c) for c in source["cells"]}
+    q1 = cells["q1"]
+    blocked0 = "[" + ",".join(f"{x:g}" for x in zero.blocked_per_stage) + "]"
+    assert f"${blocked0}$ ms" in q1 and f"stage 2 阻塞 {one[2]:g} ms" in q1
+    assert f"总时间都是 {zero.makespan:g} ms" in q1 and "全部是饥饿" in q1
+    assert "阻塞时间都是 0" in q1 and main.blocked_per_stage == [0.0] * P
+    assert "[30,10,10,20]" in cells["q1-question"].replace("$", "") and "[20,10,10,30]" in cells[
+        "q1-question"
+    ].replace("$", "")
+    # §2 no longer blames backpressure on the lesson's own example, and states NCCL's buffer nuance
+    stall = cells["stall"]
+    assert "只在**下游比上游慢**时出现" in stall and "`NCCL_BUFFSIZE`，默认 4 MiB" in stall
+    assert "即使没有缓冲区也只有饥饿、没有背压" in stall and "`Schedule1F1B`" in stall
+    # regression (point 3): multi-step denoising is inference, not a reason for a heavy training tail
+    assert "去噪" not in cells["ext-buffer-explain"]
+
+
 # ----------------------------------------------------------------------------------------- C. memory
 # the stated assumptions
 SEQ, MB, HIDDEN, HEADS = 1024, 2, 4096, 32
-VIT_LAYERS, VIT_TOKENS, VIT_HIDDEN, VIT_HEADS, CAMERAS = 27, 256, 1152, 16, 3
+VIT_LAYERS, VIT_TOKENS, VIT_HIDDEN, VIT_HEADS, CAMERAS = 27, 576, 1152, 16, 6
 VOCAB, VIT_PARAMS, ACTION_PARAMS, BYTES_PER_PARAM = 32_000, 0.4e9, 0.3e9, 16
 CARD, RESERVE = 80 * GiB, 8 * GiB
 
@@ -333,10 +372,12 @@ def test_numbers_memory(prose, out):
     b_after, b_after_gpipe = _largest_b(after, in_flight), _largest_b(after, [M] * P)
     b_even = _largest_b(even, in_flight)
     peak_even = [n * a / GiB for n, a in zip(in_flight, _per_microbatch(even, MB), strict=True)]
-    assert (b_after, b_after_gpipe, b_even) == ([6, 4, 6, 22], [3, 1, 1, 2], [2, 6, 10, 17])
+    assert (b_after, b_after_gpipe, b_even) == ([1, 4, 6, 22], [0, 1, 1, 2], [1, 6, 10, 17])
     first_oom = b_after.index(min(b_after))
     gpipe_over = [p for p in range(P) if b_after_gpipe[p] < MB]
-    assert peak[1] > peak[0] and max(peak_even) == peak_even[0], "who holds the peak moves with the partition"
+    # issue 21: with the seed's 6 x 576-token ViT stage 0 holds the peak and overflows its budget at b = 2
+    assert peak[0] > budget[0] and max(peak_even) == peak_even[0] and max(peak) == peak[0]
+    assert first_oom == 0 and b_even.index(min(b_even)) == 0
 
     def r2(xs):
         return [round(x, 2) for x in xs]
@@ -356,33 +397,37 @@ def test_numbers_memory(prose, out):
             ),
             (
                 f"激活峰值（GiB）：{r2(peak)}",
-                f"激活峰值（{peak[0]:.2f} GiB）反而低于 stage 1（{peak[1]:.2f} GiB",
+                f"激活峰值 {peak[0]:.1f} GiB，超过它扣掉权重状态和预留之后的预算 {budget[0]:.1f} GiB",
             ),
-            (None, f"11 层 × {in_flight[1]} 份"),
+            (None, f"一个微批次在 stage 0 上的激活约 {act[0] / GiB:.2f} GiB"),
+            (None, f"11 层 × {in_flight[1]} 份，峰值只有 {peak[1]:.2f} GiB"),
             (None, f"存 {in_flight[0]} 份激活"),
             (f"权重+梯度+优化器（GiB）：{[round(x, 1) for x in static]}", None),
             (f"留给激活的预算（GiB）：{[round(x, 1) for x in budget]}", None),
             (
-                f"1F1B 下各阶段最大 b = {b_after}，b = {min(b_after) + 1} 时 stage {first_oom} 最先 OOM",
-                f"$b$ 最大可以取到 {min(b_after)}，$b={min(b_after) + 1}$ 时 stage {first_oom} 最先 OOM",
+                f"1F1B 下各阶段最大 b_μ = {b_after}，b_μ = {min(b_after) + 1} 时 stage {first_oom} 最先 OOM",
+                f"能放下的最大 $b_\\mu$ 是 $[{','.join(map(str, b_after))}]$：$b_\\mu={min(b_after) + 1}$ 时 stage {first_oom} 就 OOM",
             ),
             (
-                f"GPipe（在途 {M} 个）下最大 b = {b_after_gpipe}，b = {MB} 时超出预算的阶段 {gpipe_over}",
-                f"$b={MB}$ 就已经超出 stage {gpipe_over[0]} 和 stage {gpipe_over[1]} 的预算",
+                f"GPipe（在途 {M} 个）下最大 b_μ = {b_after_gpipe}，b_μ = {MB} 时超出预算的阶段 {gpipe_over}",
+                f"stage 0 连 $b_\\mu=1$ 都放不下，$b_\\mu={MB}$ 时超出 stage {'、'.join(map(str, gpipe_over))} 的预算",
             ),
             (
-                f"平均切分 [8, 8, 8, 8]：b = {MB} 时激活峰值（GiB）{r2(peak_even)}",
-                f"stage 0 的激活峰值是 {peak_even[0]:.2f} GiB",
+                f"平均切分 [8, 8, 8, 8]：b_μ = {MB} 时激活峰值（GiB）{r2(peak_even)}",
+                f"stage 0 更重，激活峰值 {peak_even[0]:.2f} GiB",
             ),
             (
-                f"1F1B 下各阶段最大 b = {b_even}，b = {min(b_even) + 1} 时 stage {b_even.index(min(b_even))} 最先 OOM",
-                f"平均切分在 $b={min(b_even) + 1}$ 时就在 stage {b_even.index(min(b_even))} 上 OOM",
+                f"1F1B 下各阶段最大 b_μ = {b_even}，b_μ = {min(b_even) + 1} 时 stage {b_even.index(min(b_even))} 最先 OOM",
+                None,
             ),
             # the stated assumptions
             (None, f"$s={SEQ}$"),
-            (None, f"微批大小 $b={MB}$"),
+            (None, f"微批大小 $b_\\mu={MB}$"),
             (None, f"$h={HIDDEN}$，注意力头数 $a={HEADS}$"),
-            (None, f"ViT {VIT_LAYERS} 层，$h={VIT_HIDDEN}$，$a={VIT_HEADS}$，每路图像 {VIT_TOKENS} 个 token"),
+            (
+                None,
+                f"ViT {VIT_LAYERS} 层，$h={VIT_HIDDEN}$，$a={VIT_HEADS}$，MLP 宽 4304（SigLIP so400m 的形状），每路图像 {VIT_TOKENS} 个 token",
+            ),
             (None, f"{CAMERAS} 路相机"),
             (None, f"每个参数 {BYTES_PER_PARAM} 字节"),
             (None, f"显卡按 {CARD // GiB} GiB 计，其中 {RESERVE // GiB} GiB"),
@@ -395,6 +440,38 @@ def test_numbers_memory(prose, out):
             (None, f"保存全部 $m={M}$ 个微批次"),
         ],
     )
+
+
+def test_vit_flops_behind_the_head_cost(prose, out, source):
+    """Issue 21, point 7: the ViT of extension C, computed from its stated shapes (matmul FLOPs, 2 per
+    multiply-add, plus 4·s²·h attention), is about 7.2 backbone layers (≈ 14.3 ms at 2 ms a layer), in line
+    with §4's 16 ms head; the 3 × 256-token ViT the lesson used to state is only 1.5 layers (≈ 3 ms)."""
+
+    def flops(tokens, h, width, mats):
+        return 2 * tokens * (4 * h * h + mats * h * width) + 4 * tokens * tokens * h
+
+    layer = flops(1024, 4096, 11008, 3)
+    vit = CAMERAS * VIT_LAYERS * flops(VIT_TOKENS, VIT_HIDDEN, 4304, 2)
+    small = 3 * VIT_LAYERS * flops(256, VIT_HIDDEN, 4304, 2)
+    assert round(layer / 1e9) == 432 and round(vit / 1e9) == 3089 and round(small / 1e9) == 656
+    assert round(vit / layer, 1) == 7.2 and round(small / layer, 1) == 1.5
+    _check(
+        prose,
+        out("ext-vit-flops"),
+        [
+            (f"骨干每层、每个样本的前向 = {layer / 1e9:.0f} GFLOP", f"约 {layer / 1e9:.0f} GFLOP"),
+            (
+                f"ViT（6 路 × 576 token）= {vit / 1e9:.0f} GFLOP，约 {vit / layer:.1f} 个骨干层，按每层 2 ms 约 {2 * vit / layer:.1f} ms",
+                f"ViT 约 {vit / 1e9:.0f} GFLOP，约 {vit / layer:.1f} 个骨干层，按每层 2 ms 约 {2 * vit / layer:.1f} ms",
+            ),
+            (
+                f"ViT（3 路 × 256 token）= {small / 1e9:.0f} GFLOP，约 {small / layer:.1f} 个骨干层",
+                f"ViT 只有约 {small / 1e9:.0f} GFLOP、{small / layer:.1f} 个骨干层（约 {2 * small / layer:.1f} ms）",
+            ),
+        ],
+    )
+    dumbbell = next(_src(c) for c in source["cells"] if c["id"] == "dumbbell")
+    assert "一般是一个中间阶段的 **2.5～3 倍**" not in dumbbell and "这不是定数" in dumbbell
 
 
 # ----------------------------------------------------------------------------------------- D. layers
@@ -503,7 +580,7 @@ def test_numbers_schedules(prose, out):
             (None, f"每张卡的峰值都是 {zb.peak_memory[0]:g} 份"),
             (
                 f"'1F1B': {dumbbell['1f1b']}, '交错式 1F1B（v = 2）': {dumbbell['interleaved']}, 'ZB-H1': {dumbbell['zb']}}}，下界 {bound:g}",
-                f"交错式 1F1B 和 ZB-H1 都是 {bound:g} ms，比 1F1B 的 {dumbbell['1f1b']:g} ms 好",
+                f"stage 0 的 30 ms 劈成 15 + 15，是理想情形）和 ZB-H1 都是 {bound:g} ms，比 1F1B 的 {dumbbell['1f1b']:g} ms 好",
             ),
             (None, f"下界 {bound:g} ms 上：瓶颈 stage 0 自己就要忙 {bound:g} ms"),
             (None, f"前向都是 {TF:g} ms，反向按 2 倍算是 {TB + TW:g} ms"),

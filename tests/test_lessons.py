@@ -216,6 +216,34 @@ def test_release_runs_with_only_the_code_checks_failing(lesson, executed_noteboo
     assert failing == {it.id: ["NotImplementedError"] for it in lesson.rubric.code_items}
 
 
+@pytest.mark.parametrize("which", ["source", "release"])
+def test_quarto_renderable(lesson, which):
+    """Renders as a Quarto page and reads well in JupyterLab: no raw cells (no YAML front matter: the title
+    is the first cell's only level-1 heading, ``# 第 NN 课：…``; lang and format come from _quarto.yml), no
+    raw HTML, no Quarto-only callouts, no widgets."""
+    nb = _load(getattr(lesson, which))
+    assert not any(c["cell_type"] == "raw" for c in nb["cells"]), "no raw cells (front matter) in a lesson"
+    first = nb["cells"][0]
+    assert first["cell_type"] == "markdown" and re.match(r"# 第 \d+ 课：\S", _src(first)), (
+        "the first cell must open with the lesson's title as a level-1 heading"
+    )
+    headings = [line for c in nb["cells"] if c["cell_type"] == "markdown" for line in _src(c).splitlines()]
+    assert sum(line.startswith("# ") for line in headings) == 1
+    quarto = (LAYOUT.root / "_quarto.yml").read_text(encoding="utf-8")
+    assert re.search(r"^lang: zh$", quarto, re.M) and re.search(
+        r"^format:\n  html:\n    toc: true", quarto, re.M
+    )
+    markdown = "\n".join(_src(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert not re.search(
+        r"<\s*/?\s*(?:div|span|img|br|p|table|script|style|iframe|details|summary|a|font)(?:\s[^<>]*)?/?>",
+        markdown,
+        re.IGNORECASE,
+    ), "no raw HTML in lesson markdown"
+    assert not re.search(r"^:::", markdown, re.MULTILINE), "no Quarto-only callouts"
+    assert "mermaid" not in markdown
+    assert not any("application/vnd.jupyter.widget" in json.dumps(c) for c in nb["cells"])
+
+
 def test_links_to_the_glossary(lesson):
     text = "\n".join(_src(c) for c in _load(lesson.source)["cells"])
     assert "[术语表](../glossary.md)" in text

@@ -118,26 +118,6 @@ def test_release_stubs_both_methods(released):
         assert "raise NotImplementedError()" in body, f"{method} is not stubbed"
 
 
-@pytest.mark.parametrize("path", [SOURCE, RELEASE], ids=["source", "release"])
-def test_quarto_renderable(path):
-    nb = _load(path)
-    first = nb["cells"][0]
-    assert first["cell_type"] == "raw"
-    front = _src(first)
-    assert re.fullmatch(r"---\n(?:.*\n)*?title: .+\n(?:.*\n)*---", front), (
-        "first cell must be YAML front matter"
-    )
-    markdown = "\n".join(_src(c) for c in nb["cells"] if c["cell_type"] == "markdown")
-    assert not re.search(
-        r"<\s*/?\s*(?:div|span|img|br|p|table|script|style|iframe|details|summary|a|font)(?:\s[^<>]*)?/?>",
-        markdown,
-        re.IGNORECASE,
-    ), "no raw HTML in lesson markdown"
-    assert not re.search(r"^:::", markdown, re.MULTILINE), "no Quarto-only callouts"
-    assert "mermaid" not in markdown
-    assert not any("application/vnd.jupyter.widget" in json.dumps(c) for c in nb["cells"])
-
-
 def test_quarto_project_lists_lessons():
     text = (ROOT / "_quarto.yml").read_text(encoding="utf-8")
     assert re.search(r"type:\s*website", text)

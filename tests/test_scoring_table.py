@@ -58,10 +58,15 @@ def test_every_criterion_points_and_deduction_is_in_the_table(assignment):
         assert f"| {it['points']:g}{'（附加分）' if it.get('extra_credit') else ''} |" in row
         if it["kind"] == "written":
             for c in it["criteria"]:
-                assert f"{c['description']}（{c['points']:g} 分）" in row
+                assert f"{c['assessed']}（{c['points']:g} 分）" in row
+                assert c["description"] not in row, "the table must not print the answer (description)"
             for d in it["deductions"]:
-                assert d["reason"] in row and d["reason"].endswith(f"扣 {d['points']:g} 分")
-            assert "扣 2 分" not in row or any(d["points"] == 2 for d in it["deductions"])
+                assert d["reason"].endswith(f"扣 {d['points']:g} 分")
+                assert d["reason"] not in row, (
+                    "the table must not print the deduction reasons (they name the answer)"
+                )
+            points = "、".join(f"{c['points']:g}" for c in it["criteria"])
+            assert f"依次为 {points} 分" in row
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -98,7 +103,7 @@ def test_a_changed_rubric_is_caught_and_rewritten(tmp_path):
     path = tmp_path / "autograder" / "lessons" / assignment / "rubric.yaml"
     text = path.read_text(encoding="utf-8")
     path.write_text(
-        text.replace("reason: 没有说明增大 m 的副作用，扣 0.5 分", "reason: 副作用，扣 2 分"),
+        text.replace("assessed: '增大 $m$ 的代价（至少一种，说明原因）'", "assessed: '副作用'"),
         encoding="utf-8",
     )
     assert scoring_table.sync(assignment, write=False)  # the repository itself is in sync
@@ -108,7 +113,7 @@ def test_a_changed_rubric_is_caught_and_rewritten(tmp_path):
     nb = json.loads(
         (tmp_path / "solutions" / assignment / "asymmetric_pipeline.ipynb").read_text(encoding="utf-8")
     )
-    assert "副作用，扣 2 分" in source(scoring_table.table_cell(nb))
+    assert "副作用（0.5 分）" in source(scoring_table.table_cell(nb))
 
 
 def test_an_item_without_a_title_gets_a_clear_error():
@@ -116,3 +121,33 @@ def test_an_item_without_a_title_gets_a_clear_error():
     del r["items"][0]["summary"]
     with pytest.raises(ValueError, match="simulator: the 评分表 needs summary"):
         scoring_table.render(r)
+
+
+def _table_row_text(assignment: str, item_id: str) -> str:
+    """The 评分表 row of a written item as a student would paste it (markdown table row, and its cells as
+    plain lines)."""
+    table = scoring_table.render(rubric(assignment))
+    row = next(line for line in table.splitlines() if f"`{item_id}`" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    return row + "\n\n" + "\n\n".join(cells)
+
+
+@pytest.mark.parametrize(
+    "assignment,item_id",
+    [("16-asymmetric-pipeline", q) for q in ("q1", "q2", "q3")]
+    + [("03-load-imbalance", q) for q in ("q1", "q2")],
+)
+def test_pasting_the_table_rows_as_the_answer_earns_nothing(assignment, item_id):
+    """Issue 21: the table says what is assessed, not the answer. Its row pasted as the answer (every written
+    row together, too) is suggested 0, like a copy of the question; the reference answer still earns full marks,
+    so the scorer is not simply refusing everything. (The code rows state the contract, not an answer.)"""
+    from autograder.grading.written import suggest
+
+    item = next(it for it in rubric(assignment)["items"] if it["id"] == item_id)
+    assert suggest(_table_row_text(assignment, item_id), item).score == 0.0
+    written = [it["id"] for it in rubric(assignment)["items"] if it["kind"] == "written"]
+    every_row = "\n\n".join(_table_row_text(assignment, i) for i in written)
+    assert suggest(every_row, item).score == 0.0  # all written rows pasted together
+    nb = notebook("solutions", assignment)
+    reference = next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == item_id)
+    assert suggest(source(reference), item).score == item["points"]

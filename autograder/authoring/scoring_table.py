@@ -2,10 +2,10 @@
 
 The markdown cell of ``solutions/<lesson>/<notebook>.ipynb`` that starts with ``## 评分表`` is
 rendered from ``autograder/lessons/<lesson>/rubric.yaml``: every item with its title, grade_id, points and
-how it is graded; for written items every criterion (得分要点, with its points) and every deduction
-(扣分标准); for code items the split of the hidden tests' weight. ``make release`` writes it before
-generating ``lessons/`` (``python -m autograder.authoring.release``, one command for both); its ``--check`` exits 1
-when a notebook's table differs from its rubric, and
+how it is graded; for written items what every criterion assesses (得分要点: its ``assessed`` text and
+points, never the answer) and how deductions work (扣分标准); for code items the split of the hidden tests'
+weight. ``make release`` writes it before generating ``lessons/`` (``python -m autograder.authoring.release``,
+one command for both); its ``--check`` exits 1 when a notebook's table differs from its rubric, and
 tests/test_scoring_table.py fails in that case, so the table and the rubric cannot drift apart.
 """
 
@@ -28,11 +28,20 @@ def _num(x: float) -> str:
 
 
 def _criteria(item: dict) -> str:
-    return "；".join(f"{c['description']}（{_num(c['points'])} 分）" for c in item["criteria"])
+    """What each criterion assesses (its ``assessed`` text), never its ``description``: the description
+    and the deductions' reasons state the answer, and a copy of the table must earn what a copy of the
+    question earns (nothing; tests/test_scoring_table.py)."""
+    missing = [c["id"] for c in item["criteria"] if not c.get("assessed")]
+    if missing:
+        raise ValueError(
+            f"item {item['id']}: the 评分表 needs assessed for {', '.join(missing)} in rubric.yaml"
+        )
+    return "；".join(f"{c['assessed']}（{_num(c['points'])} 分）" for c in item["criteria"])
 
 
 def _deductions(item: dict) -> str:
-    return "；".join(str(d["reason"]) for d in item.get("deductions") or [])
+    points = "、".join(_num(c["points"]) for c in item["criteria"])
+    return f"每个要点没有讲清（或被答案自己否定）时扣该要点的分值（依次为 {points} 分），不重复扣"
 
 
 def _code_deductions(points: float) -> str:
@@ -65,7 +74,8 @@ def render(rubric: dict) -> str:
         "* 问答题：「静态审查」表示答案没有被执行，而是按上表的得分要点比对文字得出的**建议**分。每个要点要在同一段话里"
         "讲清因果（或给出公式）；只罗列关键词、照抄题目、或否定该要点的说法都不得分。扣分就是没有做到的要点的分值，"
         "不会重复扣。最终分数以老师在 formgrader 中确认的为准。",
-        "* 本表由自动评分使用的评分规则生成，两者的要点、分值和扣分完全一致。",
+        "* 本表由自动评分使用的评分规则生成，要点、分值和扣分方式与它完全一致；问答题一栏写的是**考查什么**，"
+        "不是答案：把本表抄进答案不得分。",
     ]
     extra = [it for it in rubric["items"] if it.get("extra_credit")]
     if extra:

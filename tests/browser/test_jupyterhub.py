@@ -237,7 +237,7 @@ def test_student_fetches_validates_submits_on_the_hub_and_the_instructor_grades(
     # the student works in the fetched notebook: the exercise, then Validate (the self-check)
     nb = NotebookUI(page, HubUserServer(f"{hub.url}/user/{STUDENT}", home), NB_PATH)
     nb.open(workspace="hub-student")
-    nb.set_source("exercise", reference_cells(REPO / "autograder" / ASSIGNMENT_16)["exercise"])
+    nb.set_source("exercise", reference_cells(REPO / "autograder" / "lessons" / ASSIGNMENT_16)["exercise"])
     nb.page.locator(f'[id="{nb.panel_id}"] .validate-button').first.click()
     dialog = page.locator(".jp-Dialog")
     dialog.get_by_text("Validation Results").wait_for(timeout=120_000)

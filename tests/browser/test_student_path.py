@@ -19,7 +19,8 @@ from autograder.authoring.demo import mistake_code, reference_cells
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
-FRIENDLY_FAILURE = r"AssertionError: ❌ [^\n]*：期望 [^\n]*，实际[^\n]*"
+# issue 21: the message comes first and the only location shown is the check cell's failing line
+FRIENDLY_FAILURE = r"❌ [^\n]*：期望 [^\n]*，实际[^\n]*\s*（没有通过的检查在单元格第 \d+ 行"
 
 
 def split_functions(code: str) -> dict[str, str]:
@@ -91,6 +92,7 @@ def test_lesson16_student_path(notebook_ui, artifacts, steps):
     nb.wait_idle()
     assert re.search(r"❌ \[30, 10, 10, 20\]、m = 8 的总时间：期望 280(\.0)?，实际得到 160(\.0)?", sim), sim
     assert "可视检查全部通过" not in sim
+    assert "checks.py" not in sim and "Traceback" not in sim, sim  # no library frames
     nb.screenshot(artifacts / "lesson16-failure.png", "simulator")
     steps("wrong simulator: friendly failure")
 

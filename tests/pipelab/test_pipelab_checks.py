@@ -27,3 +27,27 @@ def test_failure_messages():
         check_raises(lambda: len(1), ValueError, "类型")
     with pytest.raises(AssertionError):
         check_close([1.0, 2.0], [1.0], "长度")
+
+
+def test_in_jupyter_a_failed_check_shows_the_message_first_without_library_frames():
+    """Issue 21, point 9: in a kernel a failed check's output starts with the Chinese message and names the
+    cell's line; no frame of pipelab appears. A student's own exception keeps its ordinary traceback."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "from pipelab.checks import check_close\nx = 1.0\ncheck_close(x, 2.0, '总时间')"
+        ),
+        nbformat.v4.new_code_cell("def f():\n    raise NotImplementedError()\nf()"),
+    ]
+    NotebookClient(nb, kernel_name="python3", timeout=60, allow_errors=True).execute()
+    (err,) = [o for o in nb.cells[0].outputs if o.output_type == "error"]
+    assert err.ename == "CheckFailed"
+    text = "\n".join(err.traceback)
+    assert err.traceback[0].startswith("❌ 总时间：期望 2，实际得到 1")
+    assert "第 3 行" in text and "check_close(x, 2.0, '总时间')" in text
+    assert "checks.py" not in text and "pipelab" not in text.replace("from pipelab.checks", "")
+    (own,) = [o for o in nb.cells[1].outputs if o.output_type == "error"]
+    assert own.ename == "NotImplementedError" and len(own.traceback) > 1  # ordinary traceback

@@ -1,6 +1,7 @@
 """Forward-flow model: closed forms, asymptote, hop latency and blocking sends."""
 
 import math
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -71,6 +72,43 @@ def test_blocking_is_recorded_as_idle():
     assert tl.makespan == forward_flow([1.0, 3.0, 1.0], 4).makespan
 
 
+def _rendezvous(t, m):
+    """No buffer, written independently of pipelab: stage p posts its recv of microbatch k once its own
+    send of k−1 has completed; the upstream send of k completes when that recv is posted."""
+    P = len(t)
+    start = [[0.0] * m for _ in range(P)]
+    sent = [[0.0] * m for _ in range(P)]  # when stage p's send of microbatch k completed
+    for k in range(m):
+        for p in range(P):
+            free = sent[p][k - 1] if k else 0.0
+            if p:
+                sent[p - 1][k] = max(start[p - 1][k] + t[p - 1], free)
+            start[p][k] = max(free, sent[p - 1][k] if p else 0.0)
+            if p == P - 1:
+                sent[p][k] = start[p][k] + t[p]
+    blocked = [sum(sent[p][k] - start[p][k] - t[p] for k in range(m)) for p in range(P)]
+    return max(start[-1][k] + t[-1] for k in range(m)), blocked
+
+
+def test_no_buffer_is_a_rendezvous():
+    """buffer_size=0: issue 21's numbers for the mirrored dumbbell, none for the lesson's own, and an
+    independent rendezvous simulator on random cases."""
+    tl = forward_flow([20.0, 10.0, 10.0, 30.0], 8, buffer_size=0)
+    assert (tl.makespan, tl.blocked_per_stage) == (280.0, [30.0, 90.0, 130.0, 0.0])
+    assert forward_flow([30.0, 10.0, 10.0, 20.0], 8, buffer_size=0).blocked_per_stage == [0.0] * 4
+    rng = random.Random(2104)
+    for _ in range(500):
+        t = [float(rng.randint(0, 9)) for _ in range(rng.randint(1, 6))]
+        m = rng.randint(1, 10)
+        tl = forward_flow(t, m, buffer_size=0)
+        makespan, blocked = _rendezvous(t, m)
+        assert tl.makespan == pytest.approx(makespan)
+        assert tl.blocked_per_stage == pytest.approx(blocked)
+        assert tl.makespan >= forward_flow(t, m, buffer_size=1).makespan - 1e-12  # a rendezvous only delays
+        one = forward_flow(t, m, buffer_size=1).blocked_per_stage
+        assert all(x >= y - 1e-9 for x, y in zip(tl.blocked_per_stage, one, strict=True))
+
+
 @pytest.mark.parametrize(
     "bad,exc",
     [
@@ -80,7 +118,7 @@ def test_blocking_is_recorded_as_idle():
         (dict(stage_times=[1, 2], m=0), ValueError),
         (dict(stage_times=[1, 2], m=2.5), TypeError),
         (dict(stage_times="12", m=2), TypeError),
-        (dict(stage_times=[1, 2], m=2, buffer_size=0), ValueError),
+        (dict(stage_times=[1, 2], m=2, buffer_size=-1), ValueError),
         (dict(stage_times=[1, 2], m=2, hop_latency=-1), ValueError),
     ],
 )

@@ -12,6 +12,8 @@ Credit per part of the contract (issue 12): the frontier tests weigh which (P, m
 frontier and their throughput/latency values separately (the values are judged only when the points
 are right). The type test, "nothing feasible" and validation also ask for the right frontier of an
 ordinary case, so code that does nothing (``null_*``) scores 0.
+One 1F1B case puts the memory cap between P−1 and P microbatches in flight (issue 21), and the
+exact-ties test also asks for an ordinary frontier.
 Oracle (this module): enumerate the grid, O(N²) dominance check. Random instances are drawn so that no
 two distinct points are within 1e-9 of each other, so rounding cannot change the answer.
 """
@@ -121,6 +123,15 @@ def test_gpipe_memory_grows_with_m(sub):
             front,
             f"schedule = {schedule!r}（GPipe 在途 m 个、1F1B 在途 min(m, P) 个微批次的激活）",
         )
+    # the cap between P−1 and P microbatches in flight on P = 8: (64 + 7·32)/8 = 36 ≤ 38 < 40 = (64 + 8·32)/8
+    front, _ = oracle(50.0, [2, 4, 8], [1, 2, 4, 8, 16], 2.0, 64.0, 32.0, 38.0, "1f1b")
+    matches(
+        sub.call(
+            FN, 50.0, [2, 4, 8], [1, 2, 4, 8, 16], overhead=2.0, weight_mem=64.0, act_mem=32.0, mem_cap=38.0
+        ),
+        front,
+        "1F1B 的 stage 0 在途 min(m, P) 个微批次（不是 P−1 个）：显存上限落在两者之间时",
+    )
 
 
 @item("frontier", weight=1, parts=POINTS)
@@ -159,6 +170,7 @@ def test_nothing_feasible(sub):
 def test_exact_ties_are_kept(sub):
     front, _ = oracle(6.0, [1, 2, 3], [1], 0.0)
     matches(sub.call(FN, 6.0, [1, 2, 3], [1]), front, "吞吐和延迟完全相同的组合互不支配，应全部保留")
+    plausible(sub, "没有并列的组合时")
 
 
 @item("frontier", weight=1, edge=True)

@@ -9,8 +9,11 @@ Weights: core 3 + 2 + 1 = 6, edge/validation 0.5 + 0.5 + 1 = 2 (a quarter); tota
 Credit per part of the contract (issue 12): each core test weighs the partition (P Python ints, each
 >= 1, summing to the number of layers: 1) and its bottleneck (the slowest stage is the least possible,
 judged on the counts' values: 2) separately. Counts and sum are one part because "P counts >= 1" alone
-is met by the null output [1] * P. Edge and validation tests also ask for a valid partition on an
-ordinary case, so code that does nothing (``null_*``) scores 0.
+is met by the null output [1] * P. A well-formed partition earns its part only when the submission's
+partition of an ordinary case is also optimal, and the edge and validation tests (whose answers, for
+P = L and P = 1, are the only partitions there are) likewise: code that does nothing (``null_*``) or
+never minimises anything (an even split, [1]·(P−1) + [L−P+1]) earns nothing for being well-formed
+(issue 21).
 Oracles (this module): enumeration of every composition (small), the O(P·L²) linear-partition DP
 (medium), and for the large case a bisection on the bottleneck value with a greedy feasibility test.
 """
@@ -111,10 +114,18 @@ def check_answer(r, costs, p, optimum, what):
 
 
 def plausible(sub, what):
-    """Credit for edge cases and validation needs a valid partition on an ordinary case too."""
-    valid_counts(
-        sub.call(FN, *PLAUSIBLE), PLAUSIBLE[0], PLAUSIBLE[1], f"{what}（这一项只在结果也合理时得分）"
+    """Credit for a well-formed partition, edge cases and validation needs an optimal partition of an
+    ordinary case too: the even split and [1]·(P−1) + [L−P+1] are well-formed without minimising."""
+    costs, p = PLAUSIBLE
+    counts = valid_counts(sub.call(FN, costs, p), costs, p, f"{what}（这一项只在普通情形也正确时得分）")
+    assert approx(max(loads(costs, counts)), brute_force(costs, p), rel=1e-9), (
+        f"{what}：这一项只在普通情形的最慢段也是最小的时才得分，而这里不是。{HINT}"
     )
+
+
+def ordinary_case_gates_the_partition_part(sub):
+    with part("partition"):
+        plausible(sub, "划分合法")
 
 
 @item("partition", weight=3, parts=PARTS)
@@ -127,6 +138,7 @@ def test_small_against_enumeration(sub):
         cases.append(([rng.choice([0.5, 1.0, 1.0, 2.2, 3.7, 9.0]) for _ in range(L)], p))
     for (costs, p), r in zip(cases, sub.calls(FN, cases), strict=True):
         check_answer(r, costs, p, brute_force(costs, p), "小规模随机输入")
+    ordinary_case_gates_the_partition_part(sub)
 
 
 @item("partition", weight=2, parts=PARTS)
@@ -140,6 +152,7 @@ def test_heavy_layers_against_dp(sub):
         cases.append(([c * rng.uniform(0.9, 1.1) for c in costs], p))
     for (costs, p), r in zip(cases, sub.calls(FN, cases), strict=True):
         check_answer(r, costs, p, dp(costs, p), "带若干重层的中等规模输入")
+    ordinary_case_gates_the_partition_part(sub)
 
 
 @item("partition", weight=1, parts=PARTS)
@@ -148,6 +161,7 @@ def test_large_within_time(sub):
     costs = [rng.uniform(0.1, 10.0) for _ in range(400)]
     r = sub.call(FN, Array(costs, "float64"), 64)
     check_answer(r, costs, 64, bisection(costs, 64), "400 层、64 个阶段（numpy 数组输入）")
+    ordinary_case_gates_the_partition_part(sub)
 
 
 @item("partition", weight=0.5, edge=True)

@@ -9,6 +9,9 @@ are in flight on it; on equal start times a stage prefers its backward; every dy
 overhead + its cost. idle[p] = makespan - compute on p. ops sorted by (start, stage).
 
 Weights: core 2 + 1 + 1 + 1 + 1 = 6, edge/validation 0.5 + 0.5 + 1 = 2 (a quarter); total 8.
+The random static and dynamic cases include batches with n ≤ P−2 microbatches (warm-up min(P−1−p, n)
+is n on the first stages), so code that breaks on short batches loses core credit, not one edge test;
+the one-microbatch/one-stage test also asks for an ordinary case (issue 21).
 Credit per returned value (issue 12): the summary tests weigh ``makespan`` and ``idle`` separately, the
 ops test the static and the dynamic timelines. The validation test also asks for the right result on
 valid input, so code that does nothing (``null_*``) scores 0.
@@ -160,10 +163,25 @@ def result_parts(r):
     return r.value["static"], r.value["dynamic"]
 
 
+PLAUSIBLE = (
+    [[1.0, 2.0, 0.5], [2.0, 1.0, 1.5], [0.5, 1.5, 1.0], [1.5, 0.5, 2.0]],
+    [[2.0, 3.5, 1.0], [3.0, 2.0, 2.5], [1.0, 2.5, 2.0], [2.5, 1.0, 3.0]],
+)  # an ordinary case
+
+
+def plausible(sub, what):
+    """Credit for an edge case needs the right static summary of an ordinary case too."""
+    fwd, bwd = PLAUSIBLE
+    static, _ = result_parts(sub.call(FN, fwd, bwd))
+    assert same_summary(static, static_oracle(fwd, bwd)), (
+        f"{what}：静态 1F1B 的结果不对（边界情形只在普通情形也正确时得分）。{STATIC_HINT}"
+    )
+
+
 @item("scheduling", weight=2, parts=SUMMARY)
 def test_static_one_f_one_b(sub):
     rng = random.Random(30321)
-    cases = [random_instance(rng, n, P) for n, P in ((6, 3), (10, 4), (16, 6))]
+    cases = [random_instance(rng, n, P) for n, P in ((6, 3), (10, 4), (16, 6), (3, 6), (2, 5))]  # n ≤ P−2 too
     for (fwd, bwd), r in zip(cases, sub.calls(FN, cases), strict=True):
         static, _ = result_parts(r)
         check_summary(static, static_oracle(fwd, bwd), f"变长微批次下静态 1F1B：{STATIC_HINT}")
@@ -172,7 +190,7 @@ def test_static_one_f_one_b(sub):
 @item("scheduling", weight=1, parts=SUMMARY)
 def test_dynamic_same_memory(sub):
     rng = random.Random(30322)
-    cases = [random_instance(rng, n, P) for n, P in ((8, 4), (12, 5))]
+    cases = [random_instance(rng, n, P) for n, P in ((8, 4), (12, 5), (2, 6))]  # n ≤ P−2 too
     for (fwd, bwd), r in zip(cases, sub.calls(FN, cases), strict=True):
         _, dynamic = result_parts(r)
         check_summary(
@@ -183,7 +201,7 @@ def test_dynamic_same_memory(sub):
 @item("scheduling", weight=1, parts=SUMMARY)
 def test_dynamic_extra_memory(sub):
     rng = random.Random(30323)
-    cases = [(*random_instance(rng, n, P), extra) for n, P, extra in ((10, 4, 2), (14, 5, 1))]
+    cases = [(*random_instance(rng, n, P), extra) for n, P, extra in ((10, 4, 2), (14, 5, 1), (3, 7, 1))]
     for (fwd, bwd, extra), r in zip(cases, sub.calls(FN, cases), strict=True):
         _, dynamic = result_parts(r)
         check_summary(
@@ -238,6 +256,7 @@ def test_degenerate_shapes(sub):
         assert same_summary(static, static_oracle(fwd, bwd)) and same_summary(
             dynamic, dynamic_oracle(fwd, bwd, 0, 0.0)
         ), "只有一个微批次或只有一个阶段 时结果不对"
+    plausible(sub, "多个微批次、多个阶段 时")
 
 
 @item("scheduling", weight=0.5, edge=True)

@@ -9,7 +9,8 @@ included) or < 1 entry, or a partition whose sum is not the number of layers.
 Weights: core 3 + 1 + 1 + 1 = 6, edge/validation 0.5 + 0.5 + 1 = 2 (a quarter); total 8.
 Credit per returned value (issue 12): the value tests give half their weight to ``times`` and half to
 ``ratio``. Every test that a stub or a constant could pass (types, not modified, all-zero, validation)
-also checks the values of an ordinary case, so code that does nothing (``null_*``) scores 0.
+also checks the values of an ordinary case, so code that does nothing (``null_*``) scores 0; so
+does the single-stage test (issue 21: every edge test is gated on an ordinary case).
 Oracle: prefix sums with math.fsum, in this module.
 """
 
@@ -146,6 +147,7 @@ def test_single_stage(sub):
     r = sub.call(FN, [2.0, 3.0], [2])
     assert r.ok, r.describe_failure()
     assert isinstance(r.value, list) and same(r.value, [2.0, 3.0], [2]), "只有一个阶段 时不均衡比应为 1.0"
+    plausible(sub.call(FN, *PLAUSIBLE), "多个阶段 时")
 
 
 @item("stage_times", weight=1, edge=True)

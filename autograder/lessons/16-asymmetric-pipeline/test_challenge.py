@@ -21,7 +21,12 @@ the 1F1B op graph (``simulated``; the grader may not import the course library, 
 tests/test_lesson16_challenge.py checks this oracle against pipelab's event simulator, whose 1F1B orders
 tests/pipelab checks against PyTorch's goldens), the uniform closed form (m+P−1)(f+b), the lower bound
 max_s[Σ_{j<s}(f_j+b_j) + m(f_s+b_s)] on cases where the simulator attains it, and the forward-flow
-formula Σ(f+b) + (m−1)·max(f+b), exact when the slowest stage is the last.
+formula Σ(f+b) + (m−1)·max(f+b), exact when the last stage has both the largest f and the largest b
+(ties allowed): then it is the last stage's lower bound. A last stage with only the largest f+b is not
+enough: f = [1,12,1,2], b = [12,1,1,12] gives 74 against 70 at m = 3. tests/test_lesson16_challenge.py
+checks the condition on thousands of random cases and the counterexample; the generator here draws
+the other stages anywhere up to the last stage's f and b (ties included) and checks every case
+against the longest-path oracle before using it.
 """
 
 from __future__ import annotations
@@ -35,8 +40,8 @@ from autograder.testing import Array, Tuple, approx, is_float, item, memo, part
 
 SIM = "simulate_1f1b"
 RULE = (
-    "stage s 的指令顺序：先做 min(m, P−s) 个前向，然后反向、前向交替，最后做完剩下的反向；"
-    "前向 F(s,k) 要等 F(s−1,k) 完成，反向 B(s,k) 要等 B(s+1,k) 完成，每个阶段 一次只做一个操作"
+    "stage p 的指令顺序：先做 min(m, P−p) 个前向，然后反向、前向交替，最后做完剩下的反向；"
+    "前向 F(p,k) 要等 F(p−1,k) 完成，反向 B(p,k) 要等 B(p+1,k) 完成，每个阶段 一次只做一个操作"
 )
 BUBBLE_RULE = "bubble_ratio = 1 − m·Σ(f+b) / (P·makespan)：空闲时间占 P × makespan 的比例，前向和反向都算工作"
 VALUES = {"makespan": 1, "bubble_ratio": 1}  # credit per returned value
@@ -181,7 +186,7 @@ def _bound_cases() -> list[tuple[list[float], list[float], int, float]]:
 
 @item("challenge", weight=2, parts=VALUES)
 def test_heavy_head_attains_the_lower_bound(sub):
-    """最慢的是 stage 0：makespan 恰好取到下界 max_s[Σ_{j<s}(f_j+b_j) + m(f_s+b_s)]"""
+    """最慢的是 stage 0：makespan 恰好取到下界 max_p[Σ_{j<p}(f_j+b_j) + m(f_p+b_p)]"""
     cases = _bound_cases()
     for (f, b, m, bound), r in zip(cases, sub.calls(SIM, [c[:3] for c in cases]), strict=True):
         _check(
@@ -196,18 +201,32 @@ def test_heavy_head_attains_the_lower_bound(sub):
         )
 
 
-@item("challenge", weight=1, parts=VALUES)
-def test_heavy_tail_matches_forward_formula(sub):
-    """最慢的是最后一个阶段：makespan = Σ(f+b) + (m−1)·max(f+b)"""
+def _tail_heavy(rng: random.Random, p: int) -> tuple[list[float], list[float]]:
+    """The last stage holds the largest f and the largest b; the others anywhere up to them (ties too)."""
+    f_top, b_top = round(rng.uniform(1.0, 10.0), 2), round(rng.uniform(1.0, 20.0), 2)
+    f = [rng.choice([f_top, round(rng.uniform(0.0, f_top), 2)]) for _ in range(p - 1)] + [f_top]
+    b = [rng.choice([b_top, round(rng.uniform(0.0, b_top), 2)]) for _ in range(p - 1)] + [b_top]
+    return f, b
+
+
+@functools.cache
+def _tail_cases() -> list[tuple[list[float], list[float], int]]:
     rng = random.Random(16_0304)
     cases = []
-    for _ in range(4):
+    while len(cases) < 4:
         p, m = rng.randint(2, 7), rng.randint(2, 16)
-        f, b = _times(rng, p, hi=4.0), _times(rng, p, hi=8.0)
-        f[-1], b[-1] = f[-1] + 5.0, b[-1] + 9.0
+        f, b = _tail_heavy(rng, p)
+        assert math.isclose(simulated(f, b, m), forward_formula(f, b, m)), (f, b, m)  # checked, not assumed
         cases.append((f, b, m))
+    return cases
+
+
+@item("challenge", weight=1, parts=VALUES)
+def test_heavy_tail_matches_forward_formula(sub):
+    """最后一个阶段的前向和反向都最慢：makespan = Σ(f+b) + (m−1)·(f_{P−1}+b_{P−1})"""
+    cases = _tail_cases()
     for (f, b, m), r in zip(cases, sub.calls(SIM, cases), strict=True):
-        _check(r, f, b, m, forward_formula(f, b, m), "最慢的是最后一个阶段")
+        _check(r, f, b, m, forward_formula(f, b, m), "最后一个阶段的前向和反向都最慢")
 
 
 @functools.cache

@@ -241,9 +241,8 @@ def test_returns_floats(sub):
         )
 
 
-# num_microbatches=True is deliberately not tested: the contract says "not an integer >= 1" and bool is
-# a subclass of int, so both accepting True as 1 and rejecting it are read as following the contract.
-# (The reference rejects bool.) 3.0 is left untested for the same reason.
+# Contract 1 says True/False do not count as integers (issue 21), so num_microbatches=True must raise.
+# 3.0 is left untested: "not an integer" could be read either way for an integral float.
 @item("simulator", weight=1, edge=True)
 def test_rejects_invalid_input(sub):
     """非法输入抛出 ValueError"""
@@ -256,6 +255,7 @@ def test_rejects_invalid_input(sub):
         (([3.0, 1.0, 2.0], -2), "num_microbatches 为负"),
         (([3.0, 1.0, 2.0], 2.5), "num_microbatches 不是整数"),
         (([3.0, 1.0, 2.0], "3"), "num_microbatches 是字符串"),
+        (([3.0, 1.0, 2.0], True), "num_microbatches 是 bool（True/False 不算整数）"),
     ]
     for (_, why), r in zip(bad, sub.calls(SIM, [args for args, _ in bad]), strict=True):
         assert r.raised("ValueError"), f"{why}时应抛出 ValueError，实际" + (

@@ -1,9 +1,10 @@
-# expect: stage_times=2 partition=1 scheduling=2 frontier=1
+# expect: stage_times=2 partition=0 scheduling=2 frontier=1
 # include: reference
 # partition mistake: splits by layer count (water-filling by count), ignoring the per-layer costs --
 # the case study's 3-3-...-3. (Validation is the reference's: it is called first.)
-# Issue 12, credit per part: its counts are always a valid partition, so it earns the partition part
-# (1 of 3) of the three core tests: 0.5 -> 1 (the bottleneck part, 2 of 3, is never optimal).
+# Issue 12 gave it the partition part (1 of 3) of the three core tests for a valid partition, and the
+# P = L and P = 1 edge tests: 1 of 2. Issue 21: that credit needs an optimal partition of an ordinary
+# case too, which an even split is not: 0.
 
 _reference_partition = min_max_partition
 
