@@ -14,6 +14,7 @@ Everything a deployment chooses comes from the environment, with a production-li
     PP_EXCHANGE          nbgrader's exchange, shared by everyone (default /srv/nbgrader/exchange)
     PP_HUB_USERS         the allowed user names, comma-separated
     PP_HUB_PASSWORD      the shared test password of the dummy authenticator (test only: see the doc)
+    PP_HUB_TESTING=1     the browser test only: Lab exposes window.jupyterapp so the test reads cells back
 """
 
 import os
