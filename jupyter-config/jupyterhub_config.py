@@ -40,7 +40,11 @@ c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 # --- who may log in. The test uses the dummy authenticator with one shared password; a course uses PAM
 # (system users), its institution's OAuth/LTI, or TLJH's/Z2JH's authenticator instead
 c.JupyterHub.authenticator_class = "dummy"
-c.DummyAuthenticator.password = env("PP_HUB_PASSWORD", "")
+if not env("PP_HUB_PASSWORD"):  # the dummy authenticator without a password lets anyone in
+    sys.exit(
+        "jupyterhub_config.py: set PP_HUB_PASSWORD (or configure a real authenticator: docs/JUPYTERHUB.md)"
+    )
+c.DummyAuthenticator.password = env("PP_HUB_PASSWORD")
 c.Authenticator.allowed_users = {u for u in env("PP_HUB_USERS", "").split(",") if u}
 
 # --- one JupyterLab per user, in its own home; single-uid: every server runs as the hub's own user (test
