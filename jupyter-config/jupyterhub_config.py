@@ -14,6 +14,7 @@ Everything a deployment chooses comes from the environment, with a production-li
     PP_EXCHANGE          nbgrader's exchange, shared by everyone (default /srv/nbgrader/exchange)
     PP_HUB_USERS         the allowed user names, comma-separated
     PP_HUB_PASSWORD      the shared test password of the dummy authenticator (test only: see the doc)
+    PP_HUB_TESTING=1     the browser test only: Lab exposes window.jupyterapp so the test reads cells back
 """
 
 import os
@@ -39,7 +40,11 @@ c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 # --- who may log in. The test uses the dummy authenticator with one shared password; a course uses PAM
 # (system users), its institution's OAuth/LTI, or TLJH's/Z2JH's authenticator instead
 c.JupyterHub.authenticator_class = "dummy"
-c.DummyAuthenticator.password = env("PP_HUB_PASSWORD", "")
+if not env("PP_HUB_PASSWORD"):  # the dummy authenticator without a password lets anyone in
+    sys.exit(
+        "jupyterhub_config.py: set PP_HUB_PASSWORD (or configure a real authenticator: docs/JUPYTERHUB.md)"
+    )
+c.DummyAuthenticator.password = env("PP_HUB_PASSWORD")
 c.Authenticator.allowed_users = {u for u in env("PP_HUB_USERS", "").split(",") if u}
 
 # --- one JupyterLab per user, in its own home; single-uid: every server runs as the hub's own user (test

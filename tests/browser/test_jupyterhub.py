@@ -193,11 +193,19 @@ def hub(tmp_path_factory):
         yield h
     finally:
         stop_process_group(proc)  # the hub stops its proxy and the users' servers with it
-        for pidfile in state.glob("*.pid"):
-            try:
-                os.kill(int(pidfile.read_text().strip()), 15)
-            except (OSError, ValueError):
-                pass
+        _stop_leftover_proxy(state / "proxy.pid")
+
+
+def _stop_leftover_proxy(pidfile: Path) -> None:
+    """SIGKILL the proxy this hub started if it outlived the hub (only that process: its pid from the
+    hub's pid file, and only while that pid still runs configurable-http-proxy)."""
+    try:
+        pid = int(pidfile.read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return
+    if b"configurable-http-proxy" in cmdline:
+        os.kill(pid, 9)
 
 
 def test_student_fetches_validates_submits_on_the_hub_and_the_instructor_grades(hub, page, artifacts, steps):
