@@ -231,7 +231,13 @@ def cmd_collect(args) -> int:
     if not args.zips and not args.times:
         raise SystemExit("error: give LMS zip files, --times CSV, or both")
     report = (
-        collect([Path(p) for p in args.zips], Path(args.dest), assignment=args.assignment)
+        collect(
+            [Path(p) for p in args.zips],
+            Path(args.dest),
+            assignment=args.assignment,
+            zone=args.timezone,
+            ids=args.canvas_ids,
+        )
         if args.zips
         else []
     )
@@ -364,7 +370,19 @@ def main(argv: list[str] | None = None) -> int:
         help="CSV of submission times (student_id,submitted_at[,assignment_id]) for "
         "downloads without them; overrides the zip's times",
     )
-    c.add_argument("--timezone", default="UTC", help="zone of --times values written without an offset")
+    c.add_argument(
+        "--timezone",
+        default="UTC",
+        help="time zone of zip entry times and of --times values written without an offset "
+        "(default UTC; e.g. Asia/Shanghai)",
+    )
+    c.add_argument(
+        "--canvas-ids",
+        choices=("user", "login"),
+        default="user",
+        help="student id of a Canvas file: its user id (default; what Canvas's gradebook calls ID) or "
+        "its name slug; DEST/roster.csv records both",
+    )
     c.add_argument("--dest", required=True)
     c.add_argument("--assignment", required=True)
     c.set_defaults(func=cmd_collect)

@@ -348,11 +348,16 @@ def _late_policies(out: Path, course: Path | None) -> dict:
 
 def apply_late_policy(res: SubmissionResult, job: Job, policies: dict) -> SubmissionResult:
     """Set the submission time and late penalty of ``res`` from its folder's ``timestamp.txt``."""
-    from .course import apply_to_result, lms_late_marker, read_submission_time
+    from .course import UTC, TimestampError, apply_to_result, lms_late_marker, read_submission_time
 
     folder = job.path.parent if job.path is not None else None
-    when = read_submission_time(folder) if folder is not None else None
-    return apply_to_result(res, policies, when, folder is not None and lms_late_marker(folder))
+    try:  # times without an offset are in the course's zone (course.yaml), never guessed as UTC
+        when = read_submission_time(folder, getattr(policies, "zone", UTC)) if folder is not None else None
+        problem = ""
+    except TimestampError as exc:
+        when, problem = None, str(exc)
+        print(f"warning: {terminal_text(job.student_id, 64)}: {terminal_text(problem)}", file=sys.stderr)
+    return apply_to_result(res, policies, when, folder is not None and lms_late_marker(folder), problem)
 
 
 def _grade_one(

@@ -18,6 +18,16 @@ After ``zero_after`` the penalty is the whole raw total. A submission without a 
 The submission time is nbgrader's ``timestamp.txt`` next to the notebook (``collect`` writes it from the
 zip entry's time or from an instructor's CSV); ``grade`` records it in the gradebook as nbgrader's
 submission timestamp.
+
+Reading ``timestamp.txt`` (:func:`parse_timestamp`): ISO 8601 with an offset or ``Z`` is taken as written;
+a time without an offset is in the course's ``timezone``; nbgrader's own format ends in a zone
+*abbreviation* (its exchange writes ``%Y-%m-%d %H:%M:%S.%f %Z`` with ``c.Exchange.timezone``, e.g.
+``2026-12-07 21:10:00.000000 CST`` for Asia/Shanghai). ``UTC``/``GMT`` and numeric offsets (``+0800``)
+are exact; any other abbreviation names no zone by itself (CST is China, US Central or Cuba), so it is
+resolved by the course's zone: accepted when the course's zone has that name at that time (which also
+settles the repeated hour when clocks go back: ``CEST`` or ``CET``), otherwise refused with
+:class:`TimestampError`, never guessed. A naive time in the repeated hour is the earlier one (fold 0).
+Times are shown in the course's zone and in UTC.
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -42,6 +52,18 @@ _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 class CourseError(ValueError):
     """The course file is malformed; the message names the assignment and key."""
+
+
+class TimestampError(ValueError):
+    """A submission time that cannot be read or whose zone cannot be resolved; the message says why."""
+
+
+class Policies(dict):
+    """{assignment id: LatePolicy}, and the course's ``zone`` (times without an offset are in it)."""
+
+    def __init__(self, policies=(), zone: tzinfo = UTC) -> None:
+        super().__init__(policies)
+        self.zone = zone
 
 
 @dataclass(frozen=True)
@@ -80,16 +102,16 @@ class Late:
 
 
 def parse_time(value, zone: tzinfo, what: str) -> datetime:
-    """An aware datetime from a YAML/CSV value; naive times are in ``zone``."""
+    """An aware datetime from a YAML/CSV value (:func:`parse_timestamp`); naive times are in ``zone``."""
     if isinstance(value, datetime):
-        dt = value
-    else:
-        text = str(value).strip()
-        try:
-            dt = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-        except ValueError:
-            raise CourseError(f"{what}: {text!r} is not a date and time (e.g. 2026-12-07 23:59)") from None
-    return dt.replace(tzinfo=zone) if dt.tzinfo is None else dt
+        return value.replace(tzinfo=zone) if value.tzinfo is None else value
+    text = str(value).strip()
+    try:
+        return parse_timestamp(text, zone, what)
+    except TimestampError as exc:
+        if _STAMP.match(text):  # a zone abbreviation the course's zone does not have: say why
+            raise CourseError(str(exc)) from None
+        raise CourseError(f"{what}: {text!r} is not a date and time (e.g. 2026-12-07 23:59)") from None
 
 
 def parse_duration(value, what: str) -> timedelta:
@@ -116,7 +138,7 @@ def parse_amount(value, what: str) -> Amount:
     return amount
 
 
-def load_course(path: Path | str) -> dict[str, LatePolicy]:
+def load_course(path: Path | str) -> Policies:
     """{assignment id: its late policy} from a course file; CourseError with the place of any mistake."""
     path = Path(path)
     try:
@@ -129,7 +151,7 @@ def load_course(path: Path | str) -> dict[str, LatePolicy]:
         zone = ZoneInfo(str(data.get("timezone", "UTC")))
     except (ZoneInfoNotFoundError, ValueError):
         raise CourseError(f"{path}: unknown timezone {data.get('timezone')!r} (e.g. Asia/Shanghai)") from None
-    policies = {}
+    policies = Policies(zone=zone)
     for aid, spec in (data.get("assignments") or {}).items():
         where = f"{path.name}: {aid}"
         if not isinstance(spec, dict) or "due" not in spec:
@@ -155,9 +177,85 @@ def load_course(path: Path | str) -> dict[str, LatePolicy]:
     return policies
 
 
+def zone_name(zone: tzinfo) -> str:
+    return getattr(zone, "key", None) or str(zone)
+
+
 def _show(dt: datetime, zone: tzinfo) -> str:
+    """``2026-12-08 05:10:00 CST (Asia/Shanghai) = 2026-12-07 21:10:00 UTC``: the course's zone, then UTC."""
     local = dt.astimezone(zone)
-    return local.strftime("%Y-%m-%d %H:%M:%S ") + (local.tzname() or "")
+    shown = local.strftime("%Y-%m-%d %H:%M:%S ") + (local.tzname() or "")
+    if local.utcoffset() == timedelta(0) and zone_name(zone) in ("UTC", "Etc/UTC"):
+        return shown
+    return f"{shown} ({zone_name(zone)}) = {dt.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S')} UTC"
+
+
+def local_iso(dt: datetime, zone: tzinfo) -> str:
+    """ISO 8601 in the course's zone, with its offset (``2026-12-07T21:10:00+08:00``)."""
+    return dt.astimezone(zone).isoformat()
+
+
+_STAMP = re.compile(
+    r"^(?P<time>\d{4}-\d{2}-\d{2}[ T][0-9:.,]+)\s+(?P<zone>[A-Za-z][A-Za-z0-9_/+-]*|[+-]\d{2}:?\d{2})$"
+)
+_UTC_NAMES = {"UTC", "GMT", "Z", "UCT", "ZULU", "UNIVERSAL"}
+
+
+def _naive(text: str, what: str) -> datetime:
+    try:
+        dt = datetime.fromisoformat(text.replace(",", "."))
+    except ValueError:
+        raise TimestampError(f"{what}: {text!r} is not a date and time") from None
+    if dt.tzinfo is not None:
+        raise TimestampError(f"{what}: {text!r} has two zones")
+    return dt
+
+
+def parse_timestamp(text: str, zone: tzinfo = UTC, what: str = TIMESTAMP_FILE) -> datetime:
+    """The instant, in UTC (an aware time in a repeated hour never compares equal across zones), of
+    :func:`_parse_timestamp`."""
+    return _parse_timestamp(text, zone, what).astimezone(UTC)
+
+
+def _parse_timestamp(text: str, zone: tzinfo, what: str) -> datetime:
+    """An aware datetime from a submission time as nbgrader or ``collect`` write it (module docstring):
+    ISO 8601 (an offset or ``Z`` as written; none: ``zone``), or ``<date> <time> <zone>`` with a numeric
+    offset, ``UTC``, an IANA name, or an abbreviation that ``zone`` has at that time. TimestampError
+    otherwise (an abbreviation of another zone is never guessed)."""
+    text = str(text).strip()
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        dt = None
+    if dt is not None:
+        return dt.replace(tzinfo=zone, fold=0) if dt.tzinfo is None else dt
+    m = _STAMP.match(text)
+    if not m:
+        raise TimestampError(f"{what}: {text[:60]!r} is not a date and time (e.g. 2026-12-07 21:10:00 UTC)")
+    local, abbr = _naive(m.group("time"), what), m.group("zone")
+    if abbr.upper() in _UTC_NAMES:
+        return local.replace(tzinfo=UTC)
+    if abbr[0] in "+-":
+        sign = -1 if abbr[0] == "-" else 1
+        digits = abbr[1:].replace(":", "")
+        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+        return local.replace(tzinfo=timezone(sign * offset))
+    for fold in (0, 1):  # the course's zone under that name at that time (fold: the repeated hour)
+        candidate = local.replace(tzinfo=zone, fold=fold)
+        if candidate.tzname() == abbr:
+            return candidate
+    if "/" in abbr:
+        try:
+            return local.replace(tzinfo=ZoneInfo(abbr))
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    actual = local.replace(tzinfo=zone).tzname()
+    raise TimestampError(
+        f"{what}: {text[:60]!r} is in '{abbr}', but the course's timezone {zone_name(zone)} is called "
+        f"'{actual}' at that time. A zone abbreviation names no zone by itself (CST is China, US Central "
+        f"or Cuba), so it is not guessed: set 'timezone:' in course.yaml to the zone that wrote it "
+        f"(nbgrader's c.Exchange.timezone), or write the time with an offset"
+    )
 
 
 def apply_policy(
@@ -205,19 +303,18 @@ def apply_policy(
     )
 
 
-def read_submission_time(folder: Path) -> datetime | None:
-    """nbgrader's ``timestamp.txt`` in a submission folder, as an aware UTC datetime (None if absent or
-    unreadable)."""
+def read_submission_time(folder: Path, zone: tzinfo = UTC) -> datetime | None:
+    """nbgrader's ``timestamp.txt`` in a submission folder, as an aware UTC datetime; None if there is
+    none; TimestampError if it cannot be read or its zone resolved (:func:`parse_timestamp`, times
+    without an offset in ``zone``, the course's)."""
     path = Path(folder) / TIMESTAMP_FILE
     if not path.is_file():
         return None
-    from nbgrader.utils import parse_utc
-
     try:
-        dt = parse_utc(path.read_text(encoding="utf-8").strip()[:100])
-    except Exception:  # noqa: BLE001 - a bad file means "no time", which is flagged
-        return None
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+        text = path.read_text(encoding="utf-8").strip()[:100]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TimestampError(f"{TIMESTAMP_FILE}: unreadable ({type(exc).__name__})") from None
+    return parse_timestamp(text, zone).astimezone(UTC)
 
 
 def write_submission_time(folder: Path, when: datetime) -> None:
@@ -235,8 +332,16 @@ def lms_late_marker(folder: Path) -> bool:
 MARKER_NOTE = "；注意 (note)：LMS 把这份提交标为迟交 (Canvas LATE_)，与记录的提交时间不一致，请教师核对"
 
 
-def apply_to_result(res, policies: dict[str, LatePolicy], when: datetime | None, lms_marker: bool = False):
-    """Set ``res``'s submission time, late days, penalty and note (a ``SubmissionResult``); returns it."""
+def apply_to_result(
+    res,
+    policies: dict[str, LatePolicy],
+    when: datetime | None,
+    lms_marker: bool = False,
+    time_problem: str = "",
+):
+    """Set ``res``'s submission time, late days, penalty and note (a ``SubmissionResult``); returns it.
+    ``time_problem``: why the submission's time could not be read (TimestampError): no penalty, and the
+    note says so for the instructor to check."""
     res.submitted_at = when.astimezone(UTC).isoformat() if when else ""
     policy = policies.get(res.assignment_id)
     if policy is None:
@@ -244,6 +349,10 @@ def apply_to_result(res, policies: dict[str, LatePolicy], when: datetime | None,
         return res
     late = apply_policy(policy, when, res.total, res.max_total)
     res.late_days, res.late_penalty, res.late_note = late.days, late.penalty, late.note
+    if time_problem and when is None:
+        res.late_note = (
+            f"提交时间无法确定 (submission time refused: {time_problem})；请教师核对。" + late.note
+        )
     if lms_marker and late.days == 0:
         res.late_note += MARKER_NOTE
     return res

@@ -20,9 +20,10 @@ from .safe_text import csv_cell
 FIXED_HEAD = ["student_id", "assignment_id"]
 # code_total: regular code items; extra_credit: extra-credit items; total = every item's score (extra credit
 # included, so it can exceed max_total); max_total: regular items' points; passed: total >= pass line.
-# with a late policy (course.yaml), after total (the raw total): the submission time (UTC), started days
-# late, the penalty in points and final_total = total - late_penalty (passed is judged on final_total)
-LATE_COLUMNS = ["submitted_at", "late_days", "late_penalty", "final_total"]
+# with a late policy (course.yaml), after total (the raw total): the submission time (UTC, then in the
+# course's timezone with its offset), started days late, the penalty in points and
+# final_total = total - late_penalty (passed is judged on final_total)
+LATE_COLUMNS = ["submitted_at", "submitted_local", "late_days", "late_penalty", "final_total"]
 FIXED_TAIL = ["code_total", "extra_credit", "total", "max_total", "passed", "provisional", "status"]
 
 
@@ -34,6 +35,24 @@ def _num(x: float | None) -> str:
 
 def _bool(b: bool) -> str:
     return "true" if b else "false"
+
+
+def _course_zone(out: Path):
+    from .course import CourseError, load_course
+
+    try:
+        return load_course(out / "course.yaml").zone if (out / "course.yaml").is_file() else None
+    except CourseError:
+        return None
+
+
+def _local(submitted_at: str, zone) -> str:
+    """The UTC submission time in the course's zone (``2026-12-07T21:10:00+08:00``)."""
+    if not submitted_at or zone is None:
+        return ""
+    from datetime import datetime
+
+    return datetime.fromisoformat(submitted_at).astimezone(zone).isoformat()
 
 
 def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -> Path:
@@ -48,6 +67,7 @@ def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -
             if it.id not in item_cols:
                 item_cols.append(it.id)
     late = any(r.late_note for r in results)  # a course file gave some assignment a late policy
+    zone = _course_zone(Path(out_dir)) if late else None
     tail = FIXED_TAIL[:3] + LATE_COLUMNS + FIXED_TAIL[3:] if late else FIXED_TAIL
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -63,7 +83,13 @@ def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -
                 _num(r.total),
             ]
             + (
-                [csv_cell(r.submitted_at), str(r.late_days), _num(r.late_penalty), _num(r.final_total)]
+                [
+                    csv_cell(r.submitted_at),
+                    csv_cell(_local(r.submitted_at, zone)),
+                    str(r.late_days),
+                    _num(r.late_penalty),
+                    _num(r.final_total),
+                ]
                 if late
                 else []
             )

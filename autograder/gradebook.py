@@ -44,6 +44,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from . import review_copy
@@ -443,23 +444,26 @@ def _mirror_submitted(out: Path, result: SubmissionResult, submitted: Path, dura
     if dest.exists() and dest.resolve() == submitted.resolve():
         return
     _atomic_copy(submitted, dest, durable)
-    ts_src, ts_dest = submitted.parent / "timestamp.txt", dest.parent / "timestamp.txt"
-    if ts_src.is_file():
-        _atomic_copy(ts_src, ts_dest, durable)
+    ts_dest = dest.parent / "timestamp.txt"
+    stamp = _read_timestamp(submitted, result)
+    if stamp is not None:  # in UTC, as nbgrader reads it (its parse_utc would take "CST" for UTC)
+        atomic_write_text(ts_dest, stamp.strftime("%Y-%m-%d %H:%M:%S.%f") + " UTC\n", durable)
     elif ts_dest.exists():
         ts_dest.unlink()
 
 
-def _read_timestamp(submitted: Path):
-    ts_file = submitted.parent / "timestamp.txt"
-    if not ts_file.is_file():
-        return None
-    from nbgrader.utils import parse_utc
+def _read_timestamp(submitted: Path, result: SubmissionResult | None = None):
+    """The submission time as nbgrader stores it (naive UTC): the one ``grade`` read in the course's
+    zone (``result.submitted_at``, autograder.course), else timestamp.txt if its zone is unambiguous."""
+    from .course import TimestampError, read_submission_time
 
+    if result is not None and result.submitted_at:
+        return datetime.fromisoformat(result.submitted_at).astimezone(UTC).replace(tzinfo=None)
     try:
-        return parse_utc(ts_file.read_text(encoding="utf-8").strip())
-    except Exception:  # noqa: BLE001 - a bad timestamp file must not stop grading
+        when = read_submission_time(submitted.parent)
+    except TimestampError:  # a bad or ambiguous timestamp file must not stop grading
         return None
+    return when.replace(tzinfo=None) if when is not None else None
 
 
 @dataclass
@@ -762,7 +766,7 @@ def record_many(
                 dest,
                 _answer_sources(dest),
                 _answers_in(parsed or {}),
-                _read_timestamp(submitted),
+                _read_timestamp(submitted, result),
                 review,
                 _answers_in(review),
             )
