@@ -10,6 +10,24 @@ import threading
 from pathlib import Path
 
 
+def _status_notes(group) -> list[str]:
+    """What the table's status column cut short, and misnamed notebooks that were graded, in full."""
+    from .batch import MISNAMED_NOTE
+    from .safe_text import terminal_text
+
+    notes = []
+    for r in group:
+        sid = terminal_text(r.student_id, 64)
+        if r.status != "ok" and len(terminal_text(r.status, 10_000)) > 48:
+            notes.append(f"  {sid}: {terminal_text(r.status, 400)}")
+        notes += [
+            f"  {sid}: {terminal_text(m.split(' / ', 1)[-1], 400)}"
+            for m in r.messages
+            if m.startswith(MISNAMED_NOTE)
+        ]
+    return notes
+
+
 def _table(results, out: Path) -> str:
     """The class tables: one per assignment, each with its own items (the rubric's, in its order, with
     their points), one row per student; provisional marks flagged. Student text (ids, statuses) goes
@@ -64,6 +82,7 @@ def _table(results, out: Path) -> str:
         lines += [
             "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False)).rstrip() for row in rows
         ]
+        lines += _status_notes(group)
         lines.append("")
     n_pass = sum(r.passed for r in results)
     lines.append(

@@ -46,6 +46,7 @@ class Job:
     assignment_id: str
     path: Path | None
     problem: str = ""
+    note: str = ""  # graded, with a note for student and instructor (a misnamed notebook)
 
 
 def known_assignments() -> dict[str, Path]:
@@ -96,14 +97,33 @@ def discover(submissions: Path, only: list[str] | None = None) -> list[Job]:
             if path.is_symlink():
                 jobs.append(Job(sid, aid, None, "unreadable: the notebook is a symlink"))
             elif not path.is_file():
-                others = sorted(describe_name(p.name) for p in folder.glob("*.ipynb"))
-                why = f"no {rubric_nb}.ipynb in the submission" + (
-                    f" (found {', '.join(others)})" if others else ""
-                )
-                jobs.append(Job(sid, aid, None, why))
+                jobs.append(_misnamed(sid, aid, folder, rubric_nb))
             else:
                 jobs.append(Job(sid, aid, path))
     return jobs
+
+
+MISNAMED_NOTE = "评分的是文件夹里唯一的 notebook "
+
+
+def _misnamed(sid: str, aid: str, folder: Path, rubric_nb: str) -> Job:
+    """A folder without the rubric's notebook name: its only notebook is graded, with a note (the
+    browser's ``asymmetric_pipeline (1).ipynb``); none or several is a status that says which."""
+    found = sorted(
+        p for p in folder.glob("*.ipynb") if not p.name.startswith(".") and (p.is_symlink() or p.is_file())
+    )
+    names = ", ".join(describe_name(p.name) for p in found[:5]) + (", ..." if len(found) > 5 else "")
+    if not found:
+        return Job(sid, aid, None, f"no notebook: expected {rubric_nb}.ipynb in {aid}/")
+    if len(found) > 1:
+        return Job(sid, aid, None, f"{len(found)} notebooks, none named {rubric_nb}.ipynb: {names}")
+    if found[0].is_symlink():
+        return Job(sid, aid, None, "unreadable: the notebook is a symlink")
+    note = (
+        f"{MISNAMED_NOTE}{names}，它应当命名为 {rubric_nb}.ipynb / graded the only notebook "
+        f"in the folder, {names}, as {rubric_nb}.ipynb"
+    )
+    return Job(sid, aid, found[0], note=encodable(note))
 
 
 @functools.cache
@@ -365,7 +385,10 @@ def _grade_one(
 ) -> SubmissionResult:
     start = time.perf_counter()
     try:
-        return grade_notebook(assignment, job.path, job.student_id, mode, isolation_text)
+        res = grade_notebook(assignment, job.path, job.student_id, mode, isolation_text)
+        if job.note:
+            res.messages.insert(0, job.note)
+        return res
     except Exception as exc:  # noqa: BLE001 - one broken submission never stops the batch
         res = SubmissionResult(
             job.student_id,
@@ -468,6 +491,8 @@ def _cached(out: Path, job: Job, assignment: Assignment, isolation_text: str) ->
         return None
     if (old.submission_sha256, old.isolation, old.grader) != (sha, isolation_text, assignment.fingerprint):
         return None
+    if [m for m in old.messages if m.startswith(MISNAMED_NOTE)] != ([job.note] if job.note else []):
+        return None  # renamed since (or another stray name): the note must say what was graded
     return old
 
 

@@ -185,6 +185,10 @@ def serve(out_dir: Path | str, port: int | None = None, open_browser: bool = Fal
         print(f"formgrader: {server.base}/formgrader", flush=True)
         print(f"  open (logs in with the token): {server.url}", flush=True)
         print(f"answer groups: {server.base}/autograder/groups?token={server.token}", flush=True)
+        from .ungraded import lines
+
+        for line in lines(out_dir):
+            print(line, flush=True)
         print("  press Ctrl-C to stop", flush=True)
         if open_browser:
             import webbrowser
