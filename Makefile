@@ -29,7 +29,8 @@ help:
 	@echo "make gradescope [ASSIGNMENT=id]  Gradescope autograder zips in dist/ (docs/SCALING.md)"
 	@echo "make bench    speed figures (engine vs nbgrader autograde, pipelab)"
 
-$(STAMP): pyproject.toml jupyter-config/autograder.json
+LABEXT := jupyter-config/labextension/autograder-selfcheck
+$(STAMP): pyproject.toml jupyter-config/autograder.json $(LABEXT)/package.json $(LABEXT)/static/remoteEntry.selfcheck.js
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "Python >= 3.11 is required (found $$($(PYTHON) --version))"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +38,10 @@ $(STAMP): pyproject.toml jupyter-config/autograder.json
 	$(PY) -m pip install --quiet -e '.[test]'
 	# an editable install skips pyproject's data-files: enable the Validate → selfcheck server extension here
 	install -D -m 644 jupyter-config/autograder.json $(VENV)/etc/jupyter/jupyter_server_config.d/autograder.json
+	# ... and the lab extension that shows the self-check's verdict in nbgrader's Validate dialog
+	install -D -m 644 $(LABEXT)/package.json $(VENV)/share/jupyter/labextensions/autograder-selfcheck/package.json
+	install -D -m 644 $(LABEXT)/static/remoteEntry.selfcheck.js \
+	  $(VENV)/share/jupyter/labextensions/autograder-selfcheck/static/remoteEntry.selfcheck.js
 	touch $@
 
 setup: $(STAMP)
