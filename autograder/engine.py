@@ -417,7 +417,23 @@ def grade_extracted(
         notes.append(f"{LOAD_FAILED}{sub.load_error}")
     if report.get("output_bytes", 0) > 0:
         notes.append("your code printed output (ignored for grading)")  # no byte count: it is a channel
+    notes += unavailable_imports(extracted.code_cells)
     return score_items(assignment, outcomes, extracted.answers, confirmed), notes, report
+
+
+def unavailable_imports(code_cells: list[tuple[int, str]]) -> list[str]:
+    """A note per module the code imports that the grading sandbox does not have (read from the source,
+    as the self-check does, so the name is the student's own text, never something a run produced)."""
+    from .selfcheck import missing_modules
+
+    notes = []
+    for name, cell in missing_modules(code_cells).items():
+        why = "（课程库 pipelab 只用于讲解和画图）" if name == "pipelab" else ""
+        notes.append(
+            f"代码单元 {cell} 导入了 '{name}'：评分时没有这个模块{why}，练习只能用 numpy 和 Python 标准库 / "
+            f"code cell {cell} imports '{name}', which is not available when grading"
+        )
+    return notes
 
 
 def grade_code(assignment_dir: Path, code: str, isolation: str | None = None) -> dict[str, float]:
