@@ -19,7 +19,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 help:
 	@echo "make demo     grade a sample class end to end (sets everything up)"
 	@echo "make test     the whole test-suite (what CI runs)"
-	@echo "make lab      open JupyterLab on lessons/"
+	@echo "make lab      students: JupyterLab on your own copy of lessons/ (my-work/, WORK=dir)"
 	@echo "make check NB=lessons/<lesson>/<nb>.ipynb   students: can the grader grade it? (selfcheck)"
 	@echo "make release  regenerate lessons/ from solutions/ with nbgrader"
 	@echo "make grade SUBMISSIONS=dir [OUT=dir]   grade a real class (needs bubblewrap;"
@@ -47,9 +47,15 @@ $(STAMP): pyproject.toml jupyter-config/autograder.json $(LABEXT)/package.json $
 setup: $(STAMP)
 
 LAB_ARGS ?=
+WORK ?= my-work
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+# students: a personal copy of lessons/ (gitignored; never overwritten), instructor menus and the news
+# pop-up off for this launch only (jupyter-config/student; autograder/student_lab.py)
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=lessons --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) $(LAB_ARGS)
+	@$(PY) -m autograder.student_lab lessons "$(WORK)"
+	JUPYTER_CONFIG_PATH="$(abspath jupyter-config/student)$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	  $(BIN)/jupyter lab --notebook-dir="$(WORK)" \
+	  --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) $(LAB_ARGS)
 
 NB ?=
 check: $(STAMP)
