@@ -73,7 +73,6 @@ check-release: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/ruff format --check .
 
 test: $(STAMP)
 	$(BIN)/ruff check .

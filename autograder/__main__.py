@@ -218,7 +218,7 @@ def cmd_demo(args) -> int:
     results = grade_class(submissions, out / "grading", isolation=args.isolation, jobs=args.jobs, force=True)
     print(_table(results, out / "grading"))
     print(f"\nReview written answers: make formgrader OUT={out / 'grading'}")
-    print(f"Answer groups (what you review): python -m autograder groups --out {out / 'grading'}")
+    print(f"Answer groups (what you review): .venv/bin/python -m autograder groups --out {out / 'grading'}")
     return 0
 
 
