@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import math
 import os
 import sys
 import time
@@ -138,18 +139,28 @@ class Progress:
 
     def __init__(self, total: int, stream=sys.stderr) -> None:
         self.total, self.done, self.stream = total, 0, stream
+        self.graded = 0  # steps that graded something (not unchanged or ungradable ones, which take no time)
         self.tty = stream.isatty()
         self.start = time.monotonic()
         self.last_line = 0.0
 
-    def step(self, label: str) -> None:
-        self.done += 1
+    def rate_text(self) -> str:
+        """`` · 2.3/s · ~4 s left`` once a rate means something: over graded submissions only, after a
+        second; nothing before (the first steps, often unchanged ones, said "1/10 123.4/s")."""
         elapsed = time.monotonic() - self.start
-        rate = self.done / elapsed if elapsed > 0 else 0.0
+        if self.graded < 2 or elapsed < 1.0:
+            return ""
+        rate = self.graded / elapsed
+        left = (self.total - self.done) / rate
+        return f" · {rate:.1f}/s" + (f" · ~{math.ceil(left)} s left" if self.done < self.total else "")
+
+    def step(self, label: str, graded: bool = True) -> None:
+        self.done += 1
+        self.graded += graded
         width = 28
         filled = int(width * self.done / max(self.total, 1))
         bar = "#" * filled + "-" * (width - filled)
-        line = f"[{bar}] {self.done}/{self.total} {rate:5.1f}/s  {terminal_text(label, 40)}"
+        line = f"[{bar}] {self.done}/{self.total}{self.rate_text()}  {terminal_text(label, 40)}"
         if self.tty:
             self.stream.write("\r" + line.ljust(100))
             if self.done == self.total:
@@ -304,7 +315,10 @@ def _grade_class(
         recorded = commit_many(out, [(res, job.path) for job, res in batch], phases, durable=False)
         for (job, _), res in zip(batch, recorded, strict=True):
             results[(job.student_id, job.assignment_id)] = res
-            progress.step(f"{job.student_id} (unchanged)" if job.path else f"{job.student_id}: {res.status}")
+            progress.step(
+                f"{job.student_id} (unchanged)" if job.path else f"{job.student_id}: {res.status}",
+                graded=False,
+            )
 
     n_jobs = max(1, jobs or default_jobs())
     pool = ThreadPoolExecutor(max_workers=n_jobs)

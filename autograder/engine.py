@@ -32,6 +32,7 @@ LESSONS_DIR = ROOT / "lessons"
 SOLUTIONS_DIR = ROOT / "solutions"
 ENGINE_VERSION = "1"
 LOAD_FAILED = "your code could not be loaded: "
+_CELL_RAISED = re.compile(r"^code cell \d+ raised: ")
 
 
 class RubricError(Exception):
@@ -493,8 +494,22 @@ def grade_notebook(
         result.status = (
             "code did not load: " + next(n for n in notes if n.startswith(LOAD_FAILED))[len(LOAD_FAILED) :]
         )
+    elif (raised := [n for n in notes if _CELL_RAISED.match(n)]) and len(raised) >= sum(
+        1 for _, code in extracted.code_cells if _has_code(code)
+    ):  # every cell of the student's code failed (e.g. an IndentationError): nothing of it ran
+        result.status = "code did not load: " + raised[0]
     result.duration_s = round(time.monotonic() - started, 4)
     return result
+
+
+def _has_code(code: str) -> bool:
+    """A cell with a statement (not only comments); one that does not parse counts as code."""
+    import ast
+
+    try:
+        return bool(ast.parse(code).body)
+    except (SyntaxError, ValueError):
+        return True
 
 
 def zero_items(assignment: Assignment, why: str) -> list[ItemResult]:

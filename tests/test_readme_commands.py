@@ -62,9 +62,9 @@ def test_readme_commands_are_found_and_templates_marked():
     assert not [c for c in commands if re.search(r"(^|\s)python3? -m autograder", c)], (
         "`python -m autograder` needs an activated environment: write `.venv/bin/python -m autograder`"
     )
-    assert not [c for c in commands if "path/to" in c or re.search(r"\bOUT_[KN1]\b|\bSUBMISSIONS\b(?!=)", c)], (
-        "write templates as <...>"
-    )
+    assert not [
+        c for c in commands if "path/to" in c or re.search(r"\bOUT_[KN1]\b|\bSUBMISSIONS\b(?!=)", c)
+    ], "write templates as <...>"
 
 
 def _copy_of_repository(dest: Path) -> Path:
@@ -122,6 +122,9 @@ def _course_file(repo: Path) -> None:
 
 
 def _server(command: str, ready: str, repo: Path, env: dict) -> str:
+    """Start a server command, wait for its ready line, stop it (its whole process group)."""
+    import threading
+
     proc = subprocess.Popen(
         ["bash", "-c", command],
         cwd=repo,
@@ -131,12 +134,12 @@ def _server(command: str, ready: str, repo: Path, env: dict) -> str:
         start_new_session=True,
         text=True,
     )
-    seen, deadline = [], time.monotonic() + 180
+    seen: list[str] = []
+    reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 180
     try:
-        os.set_blocking(proc.stdout.fileno(), False)
         while time.monotonic() < deadline and proc.poll() is None:
-            chunk = proc.stdout.read() or ""
-            seen.append(chunk)
             if re.search(ready, "".join(seen)):
                 return "".join(seen)
             time.sleep(0.3)
@@ -148,6 +151,7 @@ def _server(command: str, ready: str, repo: Path, env: dict) -> str:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        reader.join(timeout=10)
 
 
 def test_every_readme_command_runs_as_typed(tmp_path):
