@@ -90,6 +90,7 @@ def test_none_or_several_say_which_everywhere(graded, tmp_path, capsys):
     assert f"two ({two.status})" in review.unreadable and f"none ({none.status})" in review.unreadable
     html = render_item(review)
     assert "Not grouped (no answers to read)" in html and "scratch.ipynb" in html
+    assert "2 answers →\n 1 group + 0 outliers</h1>" in html  # "1 group", not "1 groups"
     # the LMS export leaves their cell blank (the LMS keeps its grade) and lists them on stderr
     roster = tmp_path / "roster.csv"
     roster.write_text(

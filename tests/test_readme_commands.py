@@ -68,24 +68,19 @@ def test_readme_commands_are_found_and_templates_marked():
 
 
 def _copy_of_repository(dest: Path) -> Path:
-    """The tracked files (as on disk) and this checkout's environment, linked, with a fresh stamp so
-    make does not reinstall it into the copy."""
-    listed = (
-        subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
-        .stdout.decode()
-        .split("\0")
-    )
-    for rel in filter(None, listed):
+    """The tracked files (as on disk) and this checkout's environment, linked (the sandbox binds it as
+    it is). The copies are dated before the environment's stamp, so make never reinstalls it (which
+    would point its editable install at the copy)."""
+    stamp = (ROOT / ".venv" / ".installed").stat().st_mtime
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for rel in filter(None, listed.decode().split("\0")):
         src = ROOT / rel
         if src.is_file() and not src.is_symlink():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
-    venv = dest / ".venv"
-    venv.mkdir()
-    for entry in (ROOT / ".venv").iterdir():
-        if entry.name != ".installed":
-            (venv / entry.name).symlink_to(entry)
-    (venv / ".installed").touch()
+            when = min(src.stat().st_mtime, stamp - 1)
+            os.utime(dest / rel, (when, when))
+    (dest / ".venv").symlink_to(ROOT / ".venv", target_is_directory=True)
     return dest
 
 
