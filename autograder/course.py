@@ -190,11 +190,6 @@ def _show(dt: datetime, zone: tzinfo) -> str:
     return f"{shown} ({zone_name(zone)}) = {dt.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S')} UTC"
 
 
-def local_iso(dt: datetime, zone: tzinfo) -> str:
-    """ISO 8601 in the course's zone, with its offset (``2026-12-07T21:10:00+08:00``)."""
-    return dt.astimezone(zone).isoformat()
-
-
 _STAMP = re.compile(
     r"^(?P<time>\d{4}-\d{2}-\d{2}[ T][0-9:.,]+)\s+(?P<zone>[A-Za-z][A-Za-z0-9_/+-]*|[+-]\d{2}:?\d{2})$"
 )

@@ -163,8 +163,9 @@ def test_every_readme_command_runs_as_typed(tmp_path):
         if "<course.yaml>" in typed:
             _course_file(repo)
         for command in expand(typed):
-            if command in SERVERS:
-                out = _server(command, SERVERS[command], repo, env)
+            ready = next((r for name, r in SERVERS.items() if f"{command} ".startswith(f"{name} ")), None)
+            if ready is not None:
+                out = _server(command, ready, repo, env)
                 ran.append((command, 0, out))
                 continue
             run = subprocess.run(
@@ -178,6 +179,9 @@ def test_every_readme_command_runs_as_typed(tmp_path):
                 assert run.returncode == 0, f"{command!r} failed ({run.returncode}):\n{out[-4000:]}"
             ran.append((command, run.returncode, out))
     commands = [c for c, _, _ in ran]
+    served = {c: out for c, _, out in ran if any(f"{c} ".startswith(f"{name} ") for name in SERVERS)}
+    assert set(served) == {"make lab", "make formgrader OUT=build/grading"}, set(served)
+    assert "answer groups:" in served["make formgrader OUT=build/grading"]
     assert (repo / "my-work" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb").is_file()  # make lab
     assert (repo / "build" / "grading" / "grades.csv").is_file()  # make grade / export
     assert (repo / "submitted" / "roster.csv").is_file() and (
