@@ -324,6 +324,7 @@ def lms_late_marker(folder: Path) -> bool:
     return (Path(folder) / LATE_MARKER_FILE).is_file()
 
 
+REFUSED, REFUSED_END = "提交时间无法确定 (submission time refused: ", ")；请教师核对。"
 MARKER_NOTE = "；注意 (note)：LMS 把这份提交标为迟交 (Canvas LATE_)，与记录的提交时间不一致，请教师核对"
 
 
@@ -345,12 +346,18 @@ def apply_to_result(
     late = apply_policy(policy, when, res.total, res.max_total)
     res.late_days, res.late_penalty, res.late_note = late.days, late.penalty, late.note
     if time_problem and when is None:
-        res.late_note = (
-            f"提交时间无法确定 (submission time refused: {time_problem})；请教师核对。" + late.note
-        )
+        res.late_note = f"{REFUSED}{time_problem}{REFUSED_END}{late.note}"
     if lms_marker and late.days == 0:
         res.late_note += MARKER_NOTE
     return res
+
+
+def refusal(note: str) -> str:
+    """The refused submission time's reason recorded in a late note ("" if none), so that re-applying
+    the policy keeps saying it."""
+    if note.startswith(REFUSED) and REFUSED_END in note:
+        return note[len(REFUSED) :].split(REFUSED_END, 1)[0]
+    return ""
 
 
 def reapply(out_dir: Path | str, results) -> None:
@@ -363,7 +370,7 @@ def reapply(out_dir: Path | str, results) -> None:
     results = list(results)
     for res in results:
         when = datetime.fromisoformat(res.submitted_at) if res.submitted_at else None
-        apply_to_result(res, policies, when, MARKER_NOTE in res.late_note)
+        apply_to_result(res, policies, when, MARKER_NOTE in res.late_note, refusal(res.late_note))
     record_in_gradebook(out_dir, policies, results)
 
 

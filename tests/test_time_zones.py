@@ -165,6 +165,13 @@ def test_grade_reads_stamps_in_the_course_zone_and_refuses_the_rest(tmp_path, ca
     assert res.submitted_at == "" and res.late_penalty == 0
     assert res.late_note.startswith("提交时间无法确定 (submission time refused:") and "'CST'" in res.late_note
     assert "warning: s: timestamp.txt: '2026-12-07 21:10:00.000000 CST'" in capsys.readouterr().err
+    # export re-applies the course file after review (course.reapply): the refusal stays on the page
+    from autograder.course import apply_to_result, refusal
+
+    note = res.late_note
+    assert refusal(note).startswith("timestamp.txt: '2026-12-07 21:10:00.000000 CST'")
+    assert apply_to_result(res, in_utc, None, False, refusal(note)).late_note == note
+    assert refusal("按时提交 (on time)：...") == ""
 
 
 def test_collect_reads_zip_times_in_the_given_zone(tmp_path):
