@@ -497,7 +497,9 @@ def grade_notebook(
     elif (raised := [n for n in notes if _CELL_RAISED.match(n)]) and len(raised) >= sum(
         1 for _, code in extracted.code_cells if _has_code(code)
     ):  # every cell of the student's code failed (e.g. an IndentationError): nothing of it ran
-        result.status = "code did not load: " + raised[0]
+        cell, error = raised[0].split(" raised: ", 1)
+        last = next((line.strip() for line in reversed(error.splitlines()) if line.strip()), error)
+        result.status = f"code did not load: {cell}: {last}"[:300]
     result.duration_s = round(time.monotonic() - started, 4)
     return result
 
