@@ -182,6 +182,8 @@ def test_every_readme_command_runs_as_typed(tmp_path):
     served = {c: out for c, _, out in ran if any(f"{c} ".startswith(f"{name} ") for name in SERVERS)}
     assert set(served) == {"make lab", "make formgrader OUT=build/grading"}, set(served)
     assert "answer groups:" in served["make formgrader OUT=build/grading"]
+    # the demo class's unreadable notebooks are not in formgrader: its start-up lines say which
+    assert "not in formgrader (" in served["make formgrader OUT=build/grading"]
     assert (repo / "my-work" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb").is_file()  # make lab
     assert (repo / "build" / "grading" / "grades.csv").is_file()  # make grade / export
     assert (repo / "submitted" / "roster.csv").is_file() and (
