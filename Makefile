@@ -18,7 +18,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 help:
 	@echo "make demo     grade a sample class end to end (sets everything up)"
 	@echo "make test     the whole test-suite (what CI runs)"
-	@echo "make lab      open JupyterLab on lessons/"
+	@echo "make lab      students: JupyterLab on your own copy of lessons/ (my-work/, WORK=dir)"
 	@echo "make check NB=lessons/<lesson>/<nb>.ipynb   students: can the grader grade it? (selfcheck)"
 	@echo "make release [LESSON=id]  regenerate lessons/ (and each 评分表) from solutions/ with nbgrader"
 	@echo "make grade SUBMISSIONS=dir [OUT=dir]   grade a real class (needs bubblewrap;"
@@ -28,7 +28,8 @@ help:
 	@echo "make gradescope [LESSON=id]  Gradescope autograder zips in dist/ (docs/SCALING.md)"
 	@echo "make bench    speed figures (engine vs nbgrader autograde, pipelab)"
 
-$(STAMP): pyproject.toml jupyter-config/autograder.json
+LABEXT := jupyter-config/labextension/autograder-selfcheck
+$(STAMP): pyproject.toml jupyter-config/autograder.json $(LABEXT)/package.json $(LABEXT)/static/remoteEntry.selfcheck.js
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "Python >= 3.11 is required (found $$($(PYTHON) --version))"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
@@ -36,14 +37,24 @@ $(STAMP): pyproject.toml jupyter-config/autograder.json
 	$(PY) -m pip install --quiet -e '.[test]'
 	# an editable install skips pyproject's data-files: enable the Validate → selfcheck server extension here
 	install -D -m 644 jupyter-config/autograder.json $(VENV)/etc/jupyter/jupyter_server_config.d/autograder.json
+	# ... and the lab extension that shows the self-check's verdict in nbgrader's Validate dialog
+	install -D -m 644 $(LABEXT)/package.json $(VENV)/share/jupyter/labextensions/autograder-selfcheck/package.json
+	install -D -m 644 $(LABEXT)/static/remoteEntry.selfcheck.js \
+	  $(VENV)/share/jupyter/labextensions/autograder-selfcheck/static/remoteEntry.selfcheck.js
 	touch $@
 
 setup: $(STAMP)
 
 LAB_ARGS ?=
+WORK ?= my-work
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+# students: a personal copy of lessons/ (gitignored; never overwritten), instructor menus and the news
+# pop-up off for this launch only (jupyter-config/student; autograder/student/lab.py)
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=lessons --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) $(LAB_ARGS)
+	@$(PY) -m autograder.student.lab lessons "$(WORK)"
+	JUPYTER_CONFIG_PATH="$(abspath jupyter-config/student)$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	  $(BIN)/jupyter lab --notebook-dir="$(WORK)" \
+	  --ServerApp.ip=127.0.0.1 $(ROOT_FLAG) $(LAB_ARGS)
 
 NB ?=
 check: $(STAMP)

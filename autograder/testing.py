@@ -218,6 +218,11 @@ class Result:
         if self.error is None:
             return ""
         short = self.target.rsplit(".", 1)[-1]
+        if self.raised("ImportError"):  # the module's name is not shown (a message is a channel): the notes
+            return (
+                f"{short} 抛出了 {self.error.get('type')}：它导入的模块评分时不可用（见“提示”）/ a module "
+                "it imports is not available when grading (see the notes)"
+            )
         return f"{short} 抛出了 {self.error.get('type')}（异常信息不显示 / message not shown）"
 
 

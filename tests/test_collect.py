@@ -48,7 +48,11 @@ def make_zip(path: Path, entries: list[tuple], compression=zipfile.ZIP_DEFLATED)
 def files_under(top: Path) -> list[str]:
     """The files collect wrote, without the submission time and LMS marker beside each notebook."""
     skip = {collect_mod.TIMESTAMP_FILE, collect_mod.LATE_MARKER_FILE}
-    return sorted(str(p.relative_to(top)) for p in top.rglob("*") if p.is_file() and p.name not in skip)
+    return sorted(
+        str(p.relative_to(top))
+        for p in top.rglob("*")
+        if p.is_file() and p.name not in skip and p != top / collect_mod.ROSTER_FILE
+    )
 
 
 def test_canvas_layout(tmp_path):
@@ -62,10 +66,60 @@ def test_canvas_layout(tmp_path):
         ],
     )
     log = collect([z], tmp_path / "dest", A)
-    assert files_under(tmp_path / "dest") == [f"lisi/{A}/{NB}", f"wangwu/{A}/{NB}", f"zhangsan/{A}/{NB}"]
-    assert (tmp_path / "dest" / "lisi" / A / NB).read_bytes() == nb("ls")
+    # the student id is Canvas's user id (unique; Canvas's gradebook calls it ID), the name slug is kept
+    assert files_under(tmp_path / "dest") == [f"12345/{A}/{NB}", f"23456/{A}/{NB}", f"34567/{A}/{NB}"]
+    assert (tmp_path / "dest" / "23456" / A / NB).read_bytes() == nb("ls")
     assert any("1 entries that are not notebooks" in line for line in log)
     assert log[-1].startswith("collected 3 notebook(s) for 3 student(s)")
+    roster = (tmp_path / "dest" / collect_mod.ROSTER_FILE).read_text(encoding="utf-8").splitlines()
+    assert roster == [
+        "student_id,name,canvas_id",
+        "12345,zhangsan,12345",
+        "23456,lisi,23456",
+        "34567,wangwu,34567",
+    ]
+
+
+def test_two_students_with_the_same_canvas_name_stay_apart(tmp_path):
+    """Canvas's name slug is not unique (two 张伟 are both ``zhangwei``); the user id is."""
+    z = make_zip(
+        tmp_path / "canvas.zip",
+        [
+            ("zhangwei_111_1_asymmetric_pipeline.ipynb", nb("first"), (2026, 12, 7, 9, 0, 0)),
+            ("zhangwei_222_2_asymmetric_pipeline.ipynb", nb("second"), (2026, 12, 7, 10, 0, 0)),
+        ],
+    )
+    collect([z], tmp_path / "dest", A)
+    assert (tmp_path / "dest" / "111" / A / NB).read_bytes() == nb("first")
+    assert (tmp_path / "dest" / "222" / A / NB).read_bytes() == nb("second")
+    # --canvas-ids login keeps the old layout (and shows why it is not the default: one is lost)
+    log = collect([z], tmp_path / "by-login", A, ids="login")
+    assert files_under(tmp_path / "by-login") == [f"zhangwei/{A}/{NB}"]
+    assert any(line.startswith("CHOSE zhangwei") for line in log)
+    roster = (tmp_path / "by-login" / collect_mod.ROSTER_FILE).read_text(encoding="utf-8")
+    assert "zhangwei,zhangwei,222" in roster
+
+
+def test_roster_from_collect_and_canvas_export_match_automatically(tmp_path):
+    """The folders are Canvas user ids, so collect's roster.csv and Canvas's own gradebook export (no
+    student_id column: its ID column is the folder id) both match without editing."""
+    from autograder.reporting.lms import read_roster
+
+    z = make_zip(tmp_path / "c.zip", [("zhangsan_12345_67890_asymmetric_pipeline.ipynb", nb("zs"))])
+    collect([z], tmp_path / "dest", A)
+    mine = read_roster(tmp_path / "dest" / collect_mod.ROSTER_FILE)
+    assert [(r["student_id"], r["canvas_id"], r["name"]) for r in mine] == [("12345", "12345", "zhangsan")]
+    canvas = tmp_path / "canvas-gradebook.csv"
+    canvas.write_text(
+        "Student,ID,SIS User ID,SIS Login ID,Section,Lesson 16 (4711)\n"
+        "    Points Possible,,,,,10\n"
+        "Zhang San,12345,2026001,zhangsan,PP-1,\n",
+        encoding="utf-8",
+    )
+    rows = read_roster(canvas)
+    assert [(r["student_id"], r["canvas_id"], r["sis_login_id"]) for r in rows] == [
+        ("12345", "12345", "zhangsan")
+    ]
 
 
 def test_folder_layouts_with_and_without_a_common_top(tmp_path):
@@ -90,17 +144,17 @@ def test_later_timestamp_wins_and_is_logged(tmp_path):
         ],
     )
     dest = tmp_path / "dest"
-    log = collect([new, old], dest, A)  # order on the command line does not matter: time does
+    log = collect([new, old], dest, A, ids="login")  # order on the command line does not matter: time does
     target = dest / "zhangsan" / A / NB
     assert target.read_bytes() == nb("new")
     chose = [line for line in log if line.startswith("CHOSE zhangsan")]
     assert len(chose) == 1 and "new.zip" in chose[0].split(" over ")[0] and "old.zip" in chose[0]
     # collecting the older download again later never replaces the newer file
-    log = collect([old], dest, A)
+    log = collect([old], dest, A, ids="login")
     assert target.read_bytes() == nb("new")
     assert any(line.startswith("KEEP  zhangsan") for line in log)
     # the same content again is a no-op
-    log = collect([new], dest, A)
+    log = collect([new], dest, A, ids="login")
     assert any(line.startswith("SAME  zhangsan") for line in log)
 
 
@@ -134,7 +188,7 @@ def test_path_traversal_and_absolute_paths_are_refused(tmp_path, name):
     dest = tmp_path / "deep" / "dest"
     z = make_zip(tmp_path / "t.zip", [(name, nb("evil")), ("good_1_2_asymmetric_pipeline.ipynb", nb("ok"))])
     log = collect([z], dest, A)
-    assert files_under(tmp_path / "deep") == [f"dest/good/{A}/{NB}"]
+    assert files_under(tmp_path / "deep") == [f"dest/1/{A}/{NB}", "dest/roster.csv"]
     assert not Path("/tmp/evil.ipynb").exists() or Path("/tmp/evil.ipynb").read_bytes() != nb("evil")
     assert any(line.startswith("SKIP") for line in log)
 
@@ -248,5 +302,6 @@ def test_cli(tmp_path):
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
-    assert "OK    zhangsan" in run.stdout
-    assert (tmp_path / "d" / "zhangsan" / A / NB).read_bytes() == nb("zs")
+    assert "OK    1: " in run.stdout
+    assert "zip entry times carry no time zone: read as UTC" in run.stdout
+    assert (tmp_path / "d" / "1" / A / NB).read_bytes() == nb("zs")

@@ -15,17 +15,11 @@ import pytest
 
 from autograder.classroom.batch import grade_class
 from autograder.core.registry import lessons
+from autograder.core.timestamps import read_submission_time, write_submission_time
 from autograder.grading.assignment import load_assignment
 from autograder.grading.submission import shutdown_workers
 from autograder.intake.collect import apply_times, collect
-from autograder.intake.course import (
-    LATE_MARKER_FILE,
-    CourseError,
-    apply_policy,
-    load_course,
-    read_submission_time,
-    write_submission_time,
-)
+from autograder.intake.course import LATE_MARKER_FILE, CourseError, apply_policy, load_course
 
 A = "16-asymmetric-pipeline"
 NB = "asymmetric_pipeline.ipynb"
@@ -123,11 +117,11 @@ def test_collect_keeps_zip_time_and_canvas_late_marker_and_times_csv(tmp_path):
         ):
             zf.writestr(zipfile.ZipInfo(name, date_time=stamp), json.dumps({"nbformat": 4, "cells": []}))
     dest = tmp_path / "submitted"
-    log = collect([z], dest, A)
+    log = collect([z], dest, A, ids="login")
     assert any("tardy" in line and "LATE" in line for line in log)
     assert (dest / "tardy" / A / LATE_MARKER_FILE).is_file()
     assert not (dest / "ontime" / A / LATE_MARKER_FILE).exists()
-    zip_time = datetime(2026, 12, 9, 12, 0).astimezone(UTC)  # zip times are the machine's local time
+    zip_time = datetime(2026, 12, 9, 12, 0, tzinfo=UTC)  # zip times: collect --timezone, default UTC
     assert read_submission_time(dest / "tardy" / A) == zip_time
 
     times = tmp_path / "times.csv"
@@ -172,9 +166,10 @@ def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
         head = reader.fieldnames
         rows = {row["student_id"]: row for row in reader}
     i = head.index("total")
-    assert head[i : i + 6] == [
+    assert head[i : i + 7] == [
         "total",
         "submitted_at",
+        "submitted_local",  # the same instant in the course's zone (Asia/Shanghai)
         "late_days",
         "late_penalty",
         "final_total",
@@ -199,6 +194,7 @@ def test_grade_records_times_penalties_and_explains_them(tmp_path, course):
     assert (
         rows["late"]["submitted_at"] == "2026-12-09T02:00:00+00:00" and rows["notime"]["submitted_at"] == ""
     )
+    assert rows["late"]["submitted_local"] == "2026-12-09T10:00:00+08:00"
 
     page = (out / "feedback" / "late" / f"{A}.html").read_text(encoding="utf-8")
     assert "迟交 (late) 2 天" in page and "最终 / final 10" in page

@@ -15,7 +15,16 @@ from autograder.core.layout import REPO as LAYOUT
 from autograder.core.registry import lessons
 from autograder.grading.assignment import load_assignment
 from autograder.grading.submission import shutdown_workers
-from autograder.student.selfcheck import FAIL, OK, selfcheck, visible_scenarios
+from autograder.student.selfcheck import (
+    FAIL,
+    NOTE,
+    OK,
+    WARN,
+    exercise_targets,
+    extra_credit_targets,
+    selfcheck,
+    visible_scenarios,
+)
 
 ROOT = LAYOUT.root
 
@@ -118,17 +127,68 @@ def test_loop_at_load_time_is_caught(tmp_path):
     assert "load" in fails, fails
 
 
-def test_renamed_notebook_is_caught(tmp_path):
-    fails = _fails(selfcheck(_write(tmp_path, _source(A16), name="asymmetric_pipeline-Copy1.ipynb")))
-    assert any("asymmetric_pipeline.ipynb" in t for t in fails["naming"]), fails
+def _found(report, status: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in report.findings:
+        if f.status == status:
+            out.setdefault(f.topic, []).append(f.text)
+    return out
 
 
-@pytest.mark.parametrize("folder", ["03-load-imbalance", "hw16"])
-def test_wrong_assignment_folder_is_caught(tmp_path, folder):
+def test_renamed_notebook_is_a_warning(tmp_path):
+    """``grade`` grades a folder's only notebook whatever its name (with a note), so a renamed copy is
+    a warning, not a failure."""
+    report = selfcheck(_write(tmp_path, _source(A16), name="asymmetric_pipeline-Copy1.ipynb"))
+    assert report.ok, report.format()
+    assert any("asymmetric_pipeline.ipynb" in t for t in _found(report, WARN)["naming"]), report.format()
+
+
+@pytest.mark.parametrize("folder", ["Downloads", "hw16", "作业"])
+def test_any_folder_name_is_fine(tmp_path, folder):
+    """A student's notebook in Downloads/ (or any folder): recognised by its cells, a note, exit 0."""
     report = selfcheck(_write(tmp_path, _source(A16), folder=folder))
-    fails = _fails(report)
-    assert any(A16 in t for t in fails["naming"]), fails
+    assert report.ok and not _found(report, WARN), report.format()
     assert report.assignment == A16  # recognised by its cells, so the rest is still checked
+    notes = _found(report, NOTE)["naming"]
+    assert len(notes) == 1 and folder in notes[0] and "不影响评分" in notes[0]
+    assert "❌" not in report.format() and "ℹ️" in report.format()
+
+
+def test_notebook_in_another_lessons_folder_is_a_warning(tmp_path):
+    report = selfcheck(_write(tmp_path, _source(A16), folder="03-load-imbalance"))
+    assert report.ok and report.assignment == A16
+    assert any(A16 in t for t in _found(report, WARN)["naming"]), report.format()
+
+
+def test_unattempted_challenge_costs_nothing_and_private_helpers_are_ignored(tmp_path):
+    """The reference with the challenge left as the release's stub, and a private helper of the
+    student's own beside the exercise: exit 0, the challenge a ⚠️ "不扣分", the helper not mentioned."""
+    a = load_assignment(lessons()[A16].directory)
+    assert extra_credit_targets(a) == {"simulate_1f1b"}
+    nb = _source(A16)
+    release = json.loads(a.release.read_text(encoding="utf-8"))
+    _cell(nb, "challenge-exercise")["source"] = _cell(release, "challenge-exercise")["source"]
+    exercise = _cell(nb, "exercise")
+    exercise["source"] = "".join(exercise["source"]) + (
+        "\n\ndef _check_m(m):\n    if m < 1:\n        raise ValueError('m >= 1')\n    return m\n"
+    )
+    path = _write(tmp_path, nb, folder="Downloads")
+    report = selfcheck(path)
+    assert report.ok, report.format()
+    warns = _found(report, WARN)["timing"]
+    assert warns == ["挑战题（附加分）simulate_1f1b 未作答（抛出 NotImplementedError）：不扣分，做对了加分"]
+    assert "_check_m" not in report.format()
+    # ... and a private helper in the release's own exercise cell is not an exercise either
+    targets = exercise_targets(a)
+    assert all(not name.startswith("_") for name in targets) and "simulate_1f1b" in targets
+    cli = subprocess.run(
+        [sys.executable, "-m", "autograder", "selfcheck", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert cli.returncode == 0 and "⚠️" in cli.stdout and "不扣分" in cli.stdout, cli.stdout + cli.stderr
 
 
 def test_edited_locked_cell_is_caught(tmp_path):
@@ -177,7 +237,13 @@ def test_validate_button_reply(tmp_path):
     from autograder.student.lab_selfcheck import run_selfcheck
 
     a = load_assignment(lessons()[A16].directory)
-    assert run_selfcheck(a.source) == {"success": True, "value": {}}
+    # a ready notebook: the self-check's verdict and caveat, never nbgrader's stock "Success!"
+    ready = run_selfcheck(a.source)["value"]["failed"]
+    assert len(ready) == 1 and ready[0]["source"].startswith("自检 (selfcheck) ✅ 结论：可以提交")
+    assert "不代表隐藏测试 (hidden tests) 的得分" in ready[0]["source"]
+    assert "[timing]" in ready[0]["error"]
+    not_ready = run_selfcheck(a.release)["value"]["failed"]
+    assert not_ready[0]["source"].startswith("自检 (selfcheck) ❌ 结论：请先修正")
     other = tmp_path / "elsewhere" / "notes.ipynb"
     other.parent.mkdir()
     other.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}))

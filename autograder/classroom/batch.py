@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import math
 import os
 import sys
 import time
@@ -29,18 +30,20 @@ from autograder.core.registry import lessons
 from autograder.core.results import SubmissionResult
 from autograder.core.rubric import RubricError
 from autograder.core.safe_text import encodable, terminal_text
+from autograder.core.timestamps import TimestampError, read_submission_time
 from autograder.core.untrusted import describe_name, display_id, id_problem
 from autograder.gradebook import store as gradebook
+from autograder.gradebook.notes import notes_for
 from autograder.grading.assignment import Assignment, load_assignment
 from autograder.grading.engine import grade_notebook, new_result
 from autograder.grading.scoring import zero_items
 from autograder.grading.submission import shutdown_workers
 from autograder.intake.course import (
+    UTC,
     CourseError,
     apply_to_result,
     lms_late_marker,
     load_course,
-    read_submission_time,
     record_in_gradebook,
 )
 from autograder.reporting import feedback
@@ -55,6 +58,7 @@ class Job:
     assignment_id: str
     path: Path | None
     problem: str = ""
+    note: str = ""  # graded, with a note for student and instructor (a misnamed notebook)
 
 
 def _folders(path: Path) -> list[Path]:
@@ -101,14 +105,33 @@ def discover(submissions: Path, only: list[str] | None = None) -> list[Job]:
             if path.is_symlink():
                 jobs.append(Job(sid, aid, None, "unreadable: the notebook is a symlink"))
             elif not path.is_file():
-                others = sorted(describe_name(p.name) for p in folder.glob("*.ipynb"))
-                why = f"no {rubric_nb}.ipynb in the submission" + (
-                    f" (found {', '.join(others)})" if others else ""
-                )
-                jobs.append(Job(sid, aid, None, why))
+                jobs.append(_misnamed(sid, aid, folder, rubric_nb))
             else:
                 jobs.append(Job(sid, aid, path))
     return jobs
+
+
+MISNAMED_NOTE = "评分的是文件夹里唯一的 notebook "
+
+
+def _misnamed(sid: str, aid: str, folder: Path, rubric_nb: str) -> Job:
+    """A folder without the rubric's notebook name: its only notebook is graded, with a note (the
+    browser's ``<notebook> (1).ipynb``); none or several is a status that says which."""
+    found = sorted(
+        p for p in folder.glob("*.ipynb") if not p.name.startswith(".") and (p.is_symlink() or p.is_file())
+    )
+    names = ", ".join(describe_name(p.name) for p in found[:5]) + (", ..." if len(found) > 5 else "")
+    if not found:
+        return Job(sid, aid, None, f"no notebook: expected {rubric_nb}.ipynb in {aid}/")
+    if len(found) > 1:
+        return Job(sid, aid, None, f"{len(found)} notebooks, none named {rubric_nb}.ipynb: {names}")
+    if found[0].is_symlink():
+        return Job(sid, aid, None, "unreadable: the notebook is a symlink")
+    note = (
+        f"{MISNAMED_NOTE}{names}，它应当命名为 {rubric_nb}.ipynb / graded the only notebook "
+        f"in the folder, {names}, as {rubric_nb}.ipynb"
+    )
+    return Job(sid, aid, found[0], note=encodable(note))
 
 
 class Progress:
@@ -116,18 +139,28 @@ class Progress:
 
     def __init__(self, total: int, stream=sys.stderr) -> None:
         self.total, self.done, self.stream = total, 0, stream
+        self.graded = 0  # steps that graded something (not unchanged or ungradable ones, which take no time)
         self.tty = stream.isatty()
         self.start = time.monotonic()
         self.last_line = 0.0
 
-    def step(self, label: str) -> None:
-        self.done += 1
+    def rate_text(self) -> str:
+        """`` · 2.3/s · ~4 s left`` once a rate means something: over graded submissions only, after a
+        second; nothing before (the first steps, often unchanged ones, said "1/10 123.4/s")."""
         elapsed = time.monotonic() - self.start
-        rate = self.done / elapsed if elapsed > 0 else 0.0
+        if self.graded < 2 or elapsed < 1.0:
+            return ""
+        rate = self.graded / elapsed
+        left = (self.total - self.done) / rate
+        return f" · {rate:.1f}/s" + (f" · ~{math.ceil(left)} s left" if self.done < self.total else "")
+
+    def step(self, label: str, graded: bool = True) -> None:
+        self.done += 1
+        self.graded += graded
         width = 28
         filled = int(width * self.done / max(self.total, 1))
         bar = "#" * filled + "-" * (width - filled)
-        line = f"[{bar}] {self.done}/{self.total} {rate:5.1f}/s  {terminal_text(label, 40)}"
+        line = f"[{bar}] {self.done}/{self.total}{self.rate_text()}  {terminal_text(label, 40)}"
         if self.tty:
             self.stream.write("\r" + line.ljust(100))
             if self.done == self.total:
@@ -284,7 +317,10 @@ def _grade_class(
         recorded = commit_many(out, [(res, job.path) for job, res in batch], phases, durable=False)
         for (job, _), res in zip(batch, recorded, strict=True):
             results[(job.student_id, job.assignment_id)] = res
-            progress.step(f"{job.student_id} (unchanged)" if job.path else f"{job.student_id}: {res.status}")
+            progress.step(
+                f"{job.student_id} (unchanged)" if job.path else f"{job.student_id}: {res.status}",
+                graded=False,
+            )
 
     n_jobs = max(1, jobs or default_jobs())
     pool = ThreadPoolExecutor(max_workers=n_jobs)
@@ -346,8 +382,13 @@ def apply_late_policy(res: SubmissionResult, job: Job, policies: dict) -> Submis
     """Set the submission time and late penalty of ``res`` from its folder's ``timestamp.txt``."""
 
     folder = job.path.parent if job.path is not None else None
-    when = read_submission_time(folder) if folder is not None else None
-    return apply_to_result(res, policies, when, folder is not None and lms_late_marker(folder))
+    try:  # times without an offset are in the course's zone (course.yaml), never guessed as UTC
+        when = read_submission_time(folder, getattr(policies, "zone", UTC)) if folder is not None else None
+        problem = ""
+    except TimestampError as exc:
+        when, problem = None, str(exc)
+        print(f"warning: {terminal_text(job.student_id, 64)}: {terminal_text(problem)}", file=sys.stderr)
+    return apply_to_result(res, policies, when, folder is not None and lms_late_marker(folder), problem)
 
 
 def _grade_one(
@@ -355,7 +396,10 @@ def _grade_one(
 ) -> SubmissionResult:
     start = time.perf_counter()
     try:
-        return grade_notebook(assignment, job.path, job.student_id, mode, isolation_text)
+        res = grade_notebook(assignment, job.path, job.student_id, mode, isolation_text)
+        if job.note:
+            res.messages.insert(0, job.note)
+        return res
     except Exception as exc:  # noqa: BLE001 - one broken submission never stops the batch
         res = new_result(assignment, job.student_id, isolation_text)
         return _error_row(res, f"error: grading failed ({_describe(exc)})", assignment)
@@ -405,7 +449,6 @@ def commit_many(
 def _review_notes(out: Path, batch) -> dict:
     """The gradebook's instructor comments for the batch (:func:`review_feedback.notes_for`), or none if
     they cannot be read (the pages are regenerated by ``feedback`` / ``export`` anyway)."""
-    from autograder.gradebook.notes import notes_for
 
     try:
         return notes_for(out, [(res.assignment_id, res.student_id) for res, _ in batch])
@@ -464,6 +507,8 @@ def _cached(out: Path, job: Job, assignment: Assignment, isolation_text: str) ->
         return None
     if (old.submission_sha256, old.isolation, old.grader) != (sha, isolation_text, assignment.fingerprint):
         return None
+    if [m for m in old.messages if m.startswith(MISNAMED_NOTE)] != ([job.note] if job.note else []):
+        return None  # renamed since (or another stray name): the note must say what was graded
     return old
 
 

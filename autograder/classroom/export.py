@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 
 from autograder.classroom.confirmed import refresh
@@ -29,13 +30,15 @@ from autograder.core.layout import CourseDir
 from autograder.core.registry import lessons
 from autograder.core.results import SubmissionResult
 from autograder.core.safe_text import csv_cell
+from autograder.intake.course import CourseError, load_course
 
 FIXED_HEAD = ["student_id", "assignment_id"]
 # code_total: regular code items; extra_credit: extra-credit items; total = every item's score (extra credit
 # included, so it can exceed max_total); max_total: regular items' points; passed: total >= pass line.
-# with a late policy (course.yaml), after total (the raw total): the submission time (UTC), started days
-# late, the penalty in points and final_total = total - late_penalty (passed is judged on final_total)
-LATE_COLUMNS = ["submitted_at", "late_days", "late_penalty", "final_total"]
+# with a late policy (course.yaml), after total (the raw total): the submission time (UTC, then in the
+# course's timezone with its offset), started days late, the penalty in points and
+# final_total = total - late_penalty (passed is judged on final_total)
+LATE_COLUMNS = ["submitted_at", "submitted_local", "late_days", "late_penalty", "final_total"]
 FIXED_TAIL = ["code_total", "extra_credit", "total", "max_total", "passed", "provisional", "status"]
 
 
@@ -49,6 +52,20 @@ def _bool(b: bool) -> str:
     return "true" if b else "false"
 
 
+def _course_zone(out: Path):
+    try:
+        return load_course(out / "course.yaml").zone if (out / "course.yaml").is_file() else None
+    except CourseError:
+        return None
+
+
+def _local(submitted_at: str, zone) -> str:
+    """The UTC submission time in the course's zone (``2026-12-07T21:10:00+08:00``)."""
+    if not submitted_at or zone is None:
+        return ""
+    return datetime.fromisoformat(submitted_at).astimezone(zone).isoformat()
+
+
 def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -> Path:
     """Write ``OUT/grades.csv`` and ``OUT/grades/<assignment>.csv`` for every registered lesson among
     ``results`` (atomically, each); returns the combined file's path."""
@@ -59,13 +76,14 @@ def write_grades_csv(out_dir: Path | str, results: Iterable[SubmissionResult]) -
     for r in results:
         if r.assignment_id in known:
             by_assignment.setdefault(r.assignment_id, []).append(r)
+    zone = _course_zone(course.root)
     for assignment_id, rows in by_assignment.items():
-        atomic_write_text(course.assignment_grades_csv(assignment_id), grades_csv_text(rows))
-    atomic_write_text(course.grades_csv, grades_csv_text(results))
+        atomic_write_text(course.assignment_grades_csv(assignment_id), grades_csv_text(rows, zone))
+    atomic_write_text(course.grades_csv, grades_csv_text(results, zone))
     return course.grades_csv
 
 
-def grades_csv_text(results: list[SubmissionResult]) -> str:
+def grades_csv_text(results: list[SubmissionResult], zone=None) -> str:
     """The CSV of ``results`` (in the given order). Item columns are the results' item ids in rubric order
     (the order of ``SubmissionResult.items``); with several assignments, each new id is appended in order
     of first appearance and a row leaves the columns of other assignments' items empty. Text cells go
@@ -91,7 +109,13 @@ def grades_csv_text(results: list[SubmissionResult]) -> str:
                 _num(r.total),
             ]
             + (
-                [csv_cell(r.submitted_at), str(r.late_days), _num(r.late_penalty), _num(r.final_total)]
+                [
+                    csv_cell(r.submitted_at),
+                    csv_cell(_local(r.submitted_at, zone)),
+                    str(r.late_days),
+                    _num(r.late_penalty),
+                    _num(r.final_total),
+                ]
                 if late
                 else []
             )

@@ -10,9 +10,10 @@ import threading
 from pathlib import Path
 
 from autograder.authoring.demo import build_sample_class
-from autograder.classroom.batch import grade_class
+from autograder.classroom.batch import MISNAMED_NOTE, grade_class
 from autograder.classroom.confirmed import load_results
 from autograder.classroom.export import export
+from autograder.classroom.review_feedback import regenerate
 from autograder.classroom.sharding import ShardError, parse_shard
 from autograder.classroom.shards import merge
 from autograder.core.registry import lesson_dirs, lessons
@@ -33,6 +34,22 @@ from autograder.review.formgrader import serve
 from autograder.review.groups import format_groups, review_items
 from autograder.sandbox.isolation import add_isolation_argument, resolve_isolation
 from autograder.student.selfcheck import main as selfcheck
+
+
+def _status_notes(group) -> list[str]:
+    """What the table's status column cut short, and misnamed notebooks that were graded, in full."""
+
+    notes = []
+    for r in group:
+        sid = terminal_text(r.student_id, 64)
+        if r.status != "ok" and len(terminal_text(r.status, 10_000)) > 48:
+            notes.append(f"  {sid}: {terminal_text(r.status, 400)}")
+        notes += [
+            f"  {sid}: {terminal_text(m.split(' / ', 1)[-1], 400)}"
+            for m in r.messages
+            if m.startswith(MISNAMED_NOTE)
+        ]
+    return notes
 
 
 def _table(results, out: Path) -> str:
@@ -88,6 +105,7 @@ def _table(results, out: Path) -> str:
         lines += [
             "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False)).rstrip() for row in rows
         ]
+        lines += _status_notes(group)
         lines.append("")
     n_pass = sum(r.passed for r in results)
     lines.append(
@@ -155,7 +173,6 @@ def cmd_export(args) -> int:
 
 
 def cmd_feedback(args) -> int:
-    from autograder.classroom.review_feedback import regenerate
 
     out = Path(args.out)
     if not (out / "results").is_dir():
@@ -231,7 +248,7 @@ def cmd_demo(args) -> int:
     results = grade_class(submissions, out / "grading", isolation=args.isolation, jobs=args.jobs, force=True)
     print(_table(results, out / "grading"))
     print(f"\nReview written answers: make formgrader OUT={out / 'grading'}")
-    print(f"Answer groups (what you review): python -m autograder groups --out {out / 'grading'}")
+    print(f"Answer groups (what you review): .venv/bin/python -m autograder groups --out {out / 'grading'}")
     return 0
 
 
@@ -259,7 +276,13 @@ def cmd_collect(args) -> int:
     if not args.zips and not args.times:
         raise SystemExit("error: give LMS zip files, --times CSV, or both")
     report = (
-        collect([Path(p) for p in args.zips], Path(args.dest), assignment=args.assignment)
+        collect(
+            [Path(p) for p in args.zips],
+            Path(args.dest),
+            assignment=args.assignment,
+            zone=args.timezone,
+            ids=args.canvas_ids,
+        )
         if args.zips
         else []
     )
@@ -396,7 +419,19 @@ def main(argv: list[str] | None = None) -> int:
         help="CSV of submission times (student_id,submitted_at[,assignment_id]) for "
         "downloads without them; overrides the zip's times",
     )
-    c.add_argument("--timezone", default="UTC", help="zone of --times values written without an offset")
+    c.add_argument(
+        "--timezone",
+        default="UTC",
+        help="time zone of zip entry times and of --times values written without an offset "
+        "(default UTC; e.g. Asia/Shanghai)",
+    )
+    c.add_argument(
+        "--canvas-ids",
+        choices=("user", "login"),
+        default="user",
+        help="student id of a Canvas file: its user id (default; what Canvas's gradebook calls ID) or "
+        "its name slug; DEST/roster.csv records both",
+    )
     c.add_argument("--dest", required=True)
     c.add_argument("--assignment", required=True)
     c.set_defaults(func=cmd_collect)

@@ -45,10 +45,12 @@ import random
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder.core.files import atomic_copy, atomic_write_text
 from autograder.core.results import EXECUTED, ItemResult, SubmissionResult
+from autograder.core.timestamps import TimestampError, read_submission_time
 from autograder.gradebook import review_copy
 from autograder.grading.notebook import UnreadableNotebook, read_notebook_bytes
 
@@ -438,26 +440,31 @@ def _mirror_submitted(out: Path, result: SubmissionResult, submitted: Path, dura
     if dest.exists() and dest.resolve() == submitted.resolve():
         return
     atomic_copy(submitted, dest, durable)
-    # timestamp.txt; submission_secret.txt (nbgrader submit's, kept by collect) names the released
-    # feedback (autograder.classroom.review_feedback). Small regular files only: they are the student's folder
-    for name in ("timestamp.txt", "submission_secret.txt"):
-        src, copy = submitted.parent / name, dest.parent / name
-        if src.is_file() and not src.is_symlink() and src.stat().st_size <= 4096:
-            atomic_copy(src, copy, durable)
-        elif copy.exists():
-            copy.unlink()
+    ts_dest = dest.parent / "timestamp.txt"
+    stamp = _read_timestamp(submitted, result)
+    if stamp is not None:  # in UTC, as nbgrader reads it (its parse_utc would take "CST" for UTC)
+        atomic_write_text(ts_dest, stamp.strftime("%Y-%m-%d %H:%M:%S.%f") + " UTC\n", durable)
+    elif ts_dest.exists():
+        ts_dest.unlink()
+    # submission_secret.txt (nbgrader submit's, kept by collect) names the released feedback
+    # (autograder.classroom.review_feedback). A small regular file only: it is the student's folder
+    src, copy = submitted.parent / "submission_secret.txt", dest.parent / "submission_secret.txt"
+    if src.is_file() and not src.is_symlink() and src.stat().st_size <= 4096:
+        atomic_copy(src, copy, durable)
+    elif copy.exists():
+        copy.unlink()
 
 
-def _read_timestamp(submitted: Path):
-    ts_file = submitted.parent / "timestamp.txt"
-    if not ts_file.is_file():
-        return None
-    from nbgrader.utils import parse_utc
-
+def _read_timestamp(submitted: Path, result: SubmissionResult | None = None):
+    """The submission time as nbgrader stores it (naive UTC): the one ``grade`` read in the course's
+    zone (``result.submitted_at``, autograder.intake.course), else timestamp.txt if its zone is unambiguous."""
+    if result is not None and result.submitted_at:
+        return datetime.fromisoformat(result.submitted_at).astimezone(UTC).replace(tzinfo=None)
     try:
-        return parse_utc(ts_file.read_text(encoding="utf-8").strip())
-    except Exception:  # noqa: BLE001 - a bad timestamp file must not stop grading
+        when = read_submission_time(submitted.parent)
+    except TimestampError:  # a bad or ambiguous timestamp file must not stop grading
         return None
+    return when.replace(tzinfo=None) if when is not None else None
 
 
 @dataclass
@@ -761,7 +768,7 @@ def record_many(
                 dest,
                 _answer_sources(dest),
                 _answers_in(parsed or {}),
-                _read_timestamp(submitted),
+                _read_timestamp(submitted, result),
                 review,
                 _answers_in(review),
             )

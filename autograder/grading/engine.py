@@ -9,17 +9,21 @@ for written answers (``scoring``, ``written.suggest``, static review). ``new_res
 
 from __future__ import annotations
 
+import ast
+import re
 import time
 from pathlib import Path
 
 from autograder.core.results import ItemResult, SubmissionResult
 from autograder.grading.assignment import Assignment, load_assignment
+from autograder.grading.imports import missing_modules
 from autograder.grading.notebook import Extracted, UnreadableNotebook, extract
 from autograder.grading.scoring import run_tests, score_items, zero_items
 from autograder.grading.submission import open_submission
 from autograder.sandbox.isolation import resolve_isolation
 
 LOAD_FAILED = "your code could not be loaded: "
+_CELL_RAISED = re.compile(r"^code cell \d+ raised: ")
 
 
 def new_result(
@@ -64,7 +68,21 @@ def grade_extracted(
         notes.append(f"{LOAD_FAILED}{sub.load_error}")
     if report.get("output_bytes", 0) > 0:
         notes.append("your code printed output (ignored for grading)")  # no byte count: it is a channel
+    notes += unavailable_imports(extracted.code_cells)
     return score_items(assignment, outcomes, extracted.answers, confirmed), notes, report
+
+
+def unavailable_imports(code_cells: list[tuple[int, str]]) -> list[str]:
+    """A note per module the code imports that the grading sandbox does not have (read from the source,
+    as the self-check does, so the name is the student's own text, never something a run produced)."""
+    notes = []
+    for name, cell in missing_modules(code_cells).items():
+        why = "（课程库 pipelab 只用于讲解和画图）" if name == "pipelab" else ""
+        notes.append(
+            f"代码单元 {cell} 导入了 '{name}'：评分时没有这个模块{why}，练习只能用 numpy 和 Python 标准库 / "
+            f"code cell {cell} imports '{name}', which is not available when grading"
+        )
+    return notes
 
 
 def grade_code(assignment_dir: Path, code: str, isolation: str | None = None) -> dict[str, float]:
@@ -104,5 +122,19 @@ def grade_notebook(
         result.status = (
             "code did not load: " + next(n for n in notes if n.startswith(LOAD_FAILED))[len(LOAD_FAILED) :]
         )
+    elif (raised := [n for n in notes if _CELL_RAISED.match(n)]) and len(raised) >= sum(
+        1 for _, code in extracted.code_cells if _has_code(code)
+    ):  # every cell of the student's code failed (e.g. an IndentationError): nothing of it ran
+        cell, error = raised[0].split(" raised: ", 1)
+        last = next((line.strip() for line in reversed(error.splitlines()) if line.strip()), error)
+        result.status = f"code did not load: {cell}: {last}"[:300]
     result.duration_s = round(time.monotonic() - started, 4)
     return result
+
+
+def _has_code(code: str) -> bool:
+    """A cell with a statement (not only comments); one that does not parse counts as code."""
+    try:
+        return bool(ast.parse(code).body)
+    except (SyntaxError, ValueError):
+        return True

@@ -6,8 +6,11 @@
 Where the student id comes from (first rule that matches an entry's path inside the zip):
 
 1. **Canvas** ("Download submissions"): a flat file ``<login>_[LATE_]<user id>_<submission id>_<name>.ipynb``,
-   e.g. ``zhangsan_12345_67890_<notebook>.ipynb`` → student ``zhangsan``. Canvas's ``-1``, ``-2``
-   suffixes on resubmitted file names are ignored.
+   e.g. ``zhangsan_12345_67890_<notebook>.ipynb`` → student ``12345``, Canvas's user id (unique,
+   unlike the name slug before it, and the ``ID`` of Canvas's gradebook, so grades go back without a
+   hand-made roster); ``ids="login"`` (``collect --canvas-ids login``) keeps the slug instead. Either way
+   ``DEST/roster.csv`` (``student_id,name,canvas_id``) records both, a roster for ``export --format
+   canvas``. Canvas's ``-1``, ``-2`` suffixes on resubmitted file names are ignored.
 2. **Folders**: ``<student_id>/<file>.ipynb`` or ``<student_id>/<assignment_id>/<file>.ipynb`` (also below a
    single common top folder, e.g. ``submissions/<student_id>/...``, which is stripped).
 
@@ -22,7 +25,8 @@ the entry's time), so collecting a newer download later replaces older files and
 replaces newer.
 
 Submission time: beside each notebook, ``timestamp.txt`` (nbgrader's format, UTC) from the chosen
-entry's time, and ``lms_late_marker.txt`` when Canvas's file name carried ``LATE_``; ``apply_times``
+entry's time. A zip entry's time has no zone (it is the local time of whatever made the zip): it is read
+in ``zone`` (``collect --timezone``, default UTC), and the log says so, and ``lms_late_marker.txt`` when Canvas's file name carried ``LATE_``; ``apply_times``
 (``collect --times CSV``) overrides the time from an instructor's CSV. ``grade`` reads both
 (``autograder.intake.course``).
 
@@ -35,25 +39,20 @@ too-large total are refused and logged.
 from __future__ import annotations
 
 import csv
+import io
 import re
 import stat
-import time
 import zipfile
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path, PurePosixPath
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from autograder.core.files import atomic_write
+from autograder.core.files import atomic_write, atomic_write_text
 from autograder.core.registry import lessons
+from autograder.core.timestamps import TIMESTAMP_FILE, write_submission_time
 from autograder.core.untrusted import SAFE_ID  # the one id rule, which `grade` applies too
-from autograder.intake.course import (
-    LATE_MARKER_FILE,
-    TIMESTAMP_FILE,
-    CourseError,
-    parse_time,
-    write_submission_time,
-)
+from autograder.intake.course import LATE_MARKER_FILE, CourseError, parse_time
 
 MAX_ENTRIES = 20_000  # per zip
 MAX_FILE_BYTES = 20 * 1024 * 1024  # one notebook (the grader refuses larger ones anyway)
@@ -77,6 +76,10 @@ class Candidate:
     data: bytes
     origin: str  # "zipname:entry" for the log
     lms_late: bool = False  # Canvas's LATE_ marker in the file name
+    canvas: tuple[str, str] | None = None  # (name slug, user id) from a Canvas file name
+
+
+ROSTER_FILE = "roster.csv"
 
 
 def _notebook_name(assignment: str) -> str:
@@ -104,17 +107,20 @@ def _safe_parts(name: str) -> list[str]:
     return parts
 
 
-def _student_of(parts: list[str], assignment: str, common_top: str | None) -> tuple[str, bool]:
-    """(student id, whether Canvas marked the file LATE_)."""
+def _student_of(
+    parts: list[str], assignment: str, common_top: str | None, ids: str = "user"
+) -> tuple[str, bool, tuple[str, str] | None]:
+    """(student id, whether Canvas marked the file LATE_, Canvas's (name slug, user id) or None)."""
     if common_top is not None and len(parts) > 1 and parts[0] == common_top:
         parts = parts[1:]
     if len(parts) == 1:
         m = CANVAS.match(parts[0])
         if not m:
             raise Refused("file name does not follow <login>_<user id>_<submission id>_<name> (Canvas)")
-        return m.group("student"), bool(m.group("late"))
+        canvas = (m.group("student"), m.group("uid"))
+        return (canvas[1] if ids == "user" else canvas[0]), bool(m.group("late")), canvas
     if len(parts) == 2 or (len(parts) == 3 and parts[1] == assignment):
-        return parts[0], False
+        return parts[0], False, None
     raise Refused("expected <student_id>/<file>.ipynb or <student_id>/<assignment>/<file>.ipynb")
 
 
@@ -199,7 +205,9 @@ def zip_notebooks(zip_path: Path, log: list[str]) -> list[tuple[list[str], bytes
     return found
 
 
-def _candidates(zip_path: Path, assignment: str, log: list[str]) -> list[Candidate]:
+def _candidates(
+    zip_path: Path, assignment: str, log: list[str], zone: tzinfo = UTC, ids: str = "user"
+) -> list[Candidate]:
     out: list[Candidate] = []
     zf = _open_zip(zip_path, log, "ERROR ", str(zip_path))
     if zf is None:
@@ -223,15 +231,15 @@ def _candidates(zip_path: Path, assignment: str, log: list[str]) -> list[Candida
                 if parts is None:
                     skipped_other += 1
                     continue
-                student, lms_late = _student_of(parts, assignment, common_top)
+                student, lms_late, canvas = _student_of(parts, assignment, common_top, ids)
                 if not SAFE_ID.match(student):
                     raise Refused(f"unsafe student id {student!r}")
                 data = _read_capped(zf, info, budget)
-                try:
-                    stamp = time.mktime((*info.date_time, 0, 0, -1))
+                try:  # a zip time has no zone: read in `zone` (collect --timezone)
+                    stamp = datetime(*info.date_time, tzinfo=zone).timestamp()
                 except (OverflowError, ValueError):
                     stamp = 0.0
-                out.append(Candidate(student, stamp, data, where, lms_late))
+                out.append(Candidate(student, stamp, data, where, lms_late, canvas))
             except Refused as exc:
                 log.append(f"SKIP  {where}: {exc}")
             except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError) as exc:
@@ -241,21 +249,34 @@ def _candidates(zip_path: Path, assignment: str, log: list[str]) -> list[Candida
     return out
 
 
-def _fmt(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "no time"
+def _fmt(ts: float, zone: tzinfo = UTC) -> str:
+    if not ts:
+        return "no time"
+    return datetime.fromtimestamp(ts, zone).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
-def collect(zips: list[Path], dest: Path, assignment: str) -> list[str]:
-    """Unpack ``zips`` into ``dest/<student>/<assignment>/<notebook>.ipynb``; return the log lines."""
+def collect(zips: list[Path], dest: Path, assignment: str, zone: str = "UTC", ids: str = "user") -> list[str]:
+    """Unpack ``zips`` into ``dest/<student>/<assignment>/<notebook>.ipynb``; return the log lines.
+    ``zone``: the time zone zip entry times are read in; ``ids``: Canvas's ``user`` id or ``login``
+    slug as the student id."""
     if not SAFE_ID.match(assignment):
         raise SystemExit(f"error: unsafe assignment id {assignment!r}")
+    if ids not in ("user", "login"):
+        raise SystemExit(f"error: --canvas-ids must be user or login, not {ids!r}")
+    try:
+        tz = ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise SystemExit(f"error: unknown time zone {zone!r} (e.g. Asia/Shanghai, UTC)") from None
     dest = Path(dest)
-    log: list[str] = []
+    log: list[str] = [
+        f"note  zip entry times carry no time zone: read as {zone} (set --timezone to the zone of the "
+        "LMS that made the zip, or give --times CSV)"
+    ]
     nb_name = _notebook_name(assignment)
     best: dict[str, Candidate] = {}
     losers: dict[str, list[Candidate]] = {}
     for order, zip_path in enumerate(Path(z) for z in zips):
-        for cand in _candidates(zip_path, assignment, log):
+        for cand in _candidates(zip_path, assignment, log, tz, ids):
             cand.timestamp += order * 1e-6  # ties: the later zip on the command line wins
             current = best.get(cand.student)
             if current is None or cand.timestamp >= current.timestamp:
@@ -271,8 +292,8 @@ def collect(zips: list[Path], dest: Path, assignment: str) -> list[str]:
         target = dest / student / assignment / name
         for loser in losers.get(student, []):
             log.append(
-                f"CHOSE {student}: {cand.origin} ({_fmt(cand.timestamp)}) over {loser.origin} "
-                f"({_fmt(loser.timestamp)}): later timestamp wins"
+                f"CHOSE {student}: {cand.origin} ({_fmt(cand.timestamp, tz)}) over {loser.origin} "
+                f"({_fmt(loser.timestamp, tz)}): later timestamp wins"
             )
         if target.is_symlink() or (target.exists() and not target.is_file()):
             log.append(f"SKIP  {student}: {target} exists and is not a regular file")
@@ -281,8 +302,8 @@ def collect(zips: list[Path], dest: Path, assignment: str) -> list[str]:
             have = target.stat().st_mtime
             if have > cand.timestamp + 1e-3:
                 log.append(
-                    f"KEEP  {student}: {target} ({_fmt(have)}) is newer than {cand.origin} "
-                    f"({_fmt(cand.timestamp)})"
+                    f"KEEP  {student}: {target} ({_fmt(have, tz)}) is newer than {cand.origin} "
+                    f"({_fmt(cand.timestamp, tz)})"
                 )
                 continue
             if target.read_bytes() == cand.data:
@@ -294,9 +315,34 @@ def collect(zips: list[Path], dest: Path, assignment: str) -> list[str]:
         _record_time(target.parent, cand)
         written += 1
         late = " [Canvas: LATE]" if cand.lms_late else ""
-        log.append(f"OK    {student}: {cand.origin} ({_fmt(cand.timestamp)}){late} -> {target}")
+        log.append(f"OK    {student}: {cand.origin} ({_fmt(cand.timestamp, tz)}){late} -> {target}")
+    roster = {c.student: c.canvas for c in best.values() if c.canvas is not None}
+    if roster:
+        path = _update_roster(dest, roster)
+        log.append(f"roster {path}: Canvas name and user id of {len(roster)} student(s) (export --roster)")
     log.append(f"collected {written} notebook(s) for {len(best)} student(s) into {dest}")
     return log
+
+
+def _update_roster(dest: Path, found: dict[str, tuple[str, str]]) -> Path:
+    """``DEST/roster.csv`` (``student_id,name,canvas_id``): earlier rows kept, these students' updated."""
+
+    path = Path(dest) / ROSTER_FILE
+    rows: dict[str, dict[str, str]] = {}
+    if path.is_file():
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            for row in csv.DictReader(fh):
+                if row.get("student_id"):
+                    rows[row["student_id"]] = row
+    for student, (name, uid) in found.items():
+        rows[student] = {"student_id": student, "name": name, "canvas_id": uid}
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, ["student_id", "name", "canvas_id"], extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for student in sorted(rows):
+        w.writerow(rows[student])
+    atomic_write_text(path, buf.getvalue())
+    return path
 
 
 def _record_time(folder: Path, cand: Candidate) -> None:
@@ -344,7 +390,10 @@ def apply_times(times_csv: Path, dest: Path, assignment: str, zone: str = "UTC")
                 continue
             write_submission_time(folder, when)
             seen.add(student)
-            log.append(f"TIME  {student}: {when.astimezone(UTC).isoformat()} (from {times_csv.name})")
+            log.append(
+                f"TIME  {student}: {when.astimezone(tz).isoformat()} = {when.astimezone(UTC).isoformat()} "
+                f"(from {times_csv.name})"
+            )
     if Path(dest).is_dir():
         for folder in sorted(Path(dest).glob(f"*/{assignment}")):
             if folder.parent.name not in seen and not (folder / TIMESTAMP_FILE).is_file():

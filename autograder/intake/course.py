@@ -18,6 +18,16 @@ After ``zero_after`` the penalty is the whole raw total. A submission without a 
 The submission time is nbgrader's ``timestamp.txt`` next to the notebook (``collect`` writes it from the
 zip entry's time or from an instructor's CSV); ``grade`` records it in the gradebook as nbgrader's
 submission timestamp.
+
+Reading ``timestamp.txt`` (:func:`parse_timestamp`): ISO 8601 with an offset or ``Z`` is taken as written;
+a time without an offset is in the course's ``timezone``; nbgrader's own format ends in a zone
+*abbreviation* (its exchange writes ``%Y-%m-%d %H:%M:%S.%f %Z`` with ``c.Exchange.timezone``, e.g.
+``2026-12-07 21:10:00.000000 CST`` for Asia/Shanghai). ``UTC``/``GMT`` and numeric offsets (``+0800``)
+are exact; any other abbreviation names no zone by itself (CST is China, US Central or Cuba), so it is
+resolved by the course's zone: accepted when the course's zone has that name at that time (which also
+settles the repeated hour when clocks go back: ``CEST`` or ``CET``), otherwise refused with
+:class:`TimestampError`, never guessed. A naive time in the repeated hour is the earlier one (fold 0).
+Times are shown in the course's zone and in UTC.
 """
 
 from __future__ import annotations
@@ -31,10 +41,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
-from autograder.core.files import atomic_write_text
+from autograder.core.timestamps import STAMP_PATTERN, TimestampError, parse_timestamp, zone_name
 from autograder.gradebook.store import _tables, db_url_for, session
 
-TIMESTAMP_FILE = "timestamp.txt"
 LATE_MARKER_FILE = "lms_late_marker.txt"  # collect: the LMS itself marked the submission late (Canvas LATE_)
 DAY = timedelta(days=1)
 _DURATION = re.compile(
@@ -46,6 +55,14 @@ _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 class CourseError(ValueError):
     """The course file is malformed; the message names the assignment and key."""
+
+
+class Policies(dict):
+    """{assignment id: LatePolicy}, and the course's ``zone`` (times without an offset are in it)."""
+
+    def __init__(self, policies=(), zone: tzinfo = UTC) -> None:
+        super().__init__(policies)
+        self.zone = zone
 
 
 @dataclass(frozen=True)
@@ -84,16 +101,16 @@ class Late:
 
 
 def parse_time(value, zone: tzinfo, what: str) -> datetime:
-    """An aware datetime from a YAML/CSV value; naive times are in ``zone``."""
+    """An aware datetime from a YAML/CSV value (:func:`parse_timestamp`); naive times are in ``zone``."""
     if isinstance(value, datetime):
-        dt = value
-    else:
-        text = str(value).strip()
-        try:
-            dt = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-        except ValueError:
-            raise CourseError(f"{what}: {text!r} is not a date and time (e.g. 2026-12-07 23:59)") from None
-    return dt.replace(tzinfo=zone) if dt.tzinfo is None else dt
+        return value.replace(tzinfo=zone) if value.tzinfo is None else value
+    text = str(value).strip()
+    try:
+        return parse_timestamp(text, zone, what)
+    except TimestampError as exc:
+        if STAMP_PATTERN.match(text):  # a zone abbreviation the course's zone does not have: say why
+            raise CourseError(str(exc)) from None
+        raise CourseError(f"{what}: {text!r} is not a date and time (e.g. 2026-12-07 23:59)") from None
 
 
 def parse_duration(value, what: str) -> timedelta:
@@ -120,7 +137,7 @@ def parse_amount(value, what: str) -> Amount:
     return amount
 
 
-def load_course(path: Path | str) -> dict[str, LatePolicy]:
+def load_course(path: Path | str) -> Policies:
     """{assignment id: its late policy} from a course file; CourseError with the place of any mistake."""
     path = Path(path)
     try:
@@ -133,7 +150,7 @@ def load_course(path: Path | str) -> dict[str, LatePolicy]:
         zone = ZoneInfo(str(data.get("timezone", "UTC")))
     except (ZoneInfoNotFoundError, ValueError):
         raise CourseError(f"{path}: unknown timezone {data.get('timezone')!r} (e.g. Asia/Shanghai)") from None
-    policies = {}
+    policies = Policies(zone=zone)
     for aid, spec in (data.get("assignments") or {}).items():
         where = f"{path.name}: {aid}"
         if not isinstance(spec, dict) or "due" not in spec:
@@ -160,8 +177,12 @@ def load_course(path: Path | str) -> dict[str, LatePolicy]:
 
 
 def _show(dt: datetime, zone: tzinfo) -> str:
+    """``2026-12-08 05:10:00 CST (Asia/Shanghai) = 2026-12-07 21:10:00 UTC``: the course's zone, then UTC."""
     local = dt.astimezone(zone)
-    return local.strftime("%Y-%m-%d %H:%M:%S ") + (local.tzname() or "")
+    shown = local.strftime("%Y-%m-%d %H:%M:%S ") + (local.tzname() or "")
+    if local.utcoffset() == timedelta(0) and zone_name(zone) in ("UTC", "Etc/UTC"):
+        return shown
+    return f"{shown} ({zone_name(zone)}) = {dt.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S')} UTC"
 
 
 def apply_policy(
@@ -209,37 +230,24 @@ def apply_policy(
     )
 
 
-def read_submission_time(folder: Path) -> datetime | None:
-    """nbgrader's ``timestamp.txt`` in a submission folder, as an aware UTC datetime (None if absent or
-    unreadable)."""
-    path = Path(folder) / TIMESTAMP_FILE
-    if not path.is_file():
-        return None
-    from nbgrader.utils import parse_utc
-
-    try:
-        dt = parse_utc(path.read_text(encoding="utf-8").strip()[:100])
-    except Exception:  # noqa: BLE001 - a bad file means "no time", which is flagged
-        return None
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
-
-
-def write_submission_time(folder: Path, when: datetime) -> None:
-    """Write ``timestamp.txt`` in nbgrader's format (``2026-12-07 15:50:00.000000 UTC``)."""
-
-    stamp = when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f") + " UTC"
-    atomic_write_text(Path(folder) / TIMESTAMP_FILE, stamp + "\n")
-
-
 def lms_late_marker(folder: Path) -> bool:
     return (Path(folder) / LATE_MARKER_FILE).is_file()
 
 
+REFUSED, REFUSED_END = "提交时间无法确定 (submission time refused: ", ")；请教师核对。"
 MARKER_NOTE = "；注意 (note)：LMS 把这份提交标为迟交 (Canvas LATE_)，与记录的提交时间不一致，请教师核对"
 
 
-def apply_to_result(res, policies: dict[str, LatePolicy], when: datetime | None, lms_marker: bool = False):
-    """Set ``res``'s submission time, late days, penalty and note (a ``SubmissionResult``); returns it."""
+def apply_to_result(
+    res,
+    policies: dict[str, LatePolicy],
+    when: datetime | None,
+    lms_marker: bool = False,
+    time_problem: str = "",
+):
+    """Set ``res``'s submission time, late days, penalty and note (a ``SubmissionResult``); returns it.
+    ``time_problem``: why the submission's time could not be read (TimestampError): no penalty, and the
+    note says so for the instructor to check."""
     res.submitted_at = when.astimezone(UTC).isoformat() if when else ""
     policy = policies.get(res.assignment_id)
     if policy is None:
@@ -247,9 +255,19 @@ def apply_to_result(res, policies: dict[str, LatePolicy], when: datetime | None,
         return res
     late = apply_policy(policy, when, res.total, res.max_total)
     res.late_days, res.late_penalty, res.late_note = late.days, late.penalty, late.note
+    if time_problem and when is None:
+        res.late_note = f"{REFUSED}{time_problem}{REFUSED_END}{late.note}"
     if lms_marker and late.days == 0:
         res.late_note += MARKER_NOTE
     return res
+
+
+def refusal(note: str) -> str:
+    """The refused submission time's reason recorded in a late note ("" if none), so that re-applying
+    the policy keeps saying it."""
+    if note.startswith(REFUSED) and REFUSED_END in note:
+        return note[len(REFUSED) :].split(REFUSED_END, 1)[0]
+    return ""
 
 
 def reapply(out_dir: Path | str, results) -> None:
@@ -262,7 +280,7 @@ def reapply(out_dir: Path | str, results) -> None:
     results = list(results)
     for res in results:
         when = datetime.fromisoformat(res.submitted_at) if res.submitted_at else None
-        apply_to_result(res, policies, when, MARKER_NOTE in res.late_note)
+        apply_to_result(res, policies, when, MARKER_NOTE in res.late_note, refusal(res.late_note))
     record_in_gradebook(out_dir, policies, results)
 
 

@@ -75,7 +75,9 @@ def render(result: SubmissionResult, notes: dict | None = None) -> str:
         )
         if it.description:
             parts.append(f"<p class='note'>{escape(it.description)}</p>")
-        if it.kind == "code":
+        if it.kind == "code" and it.extra_credit and unattempted(it):
+            parts.append(f"<p>{UNATTEMPTED}</p>")  # one line, not a row of ✘ per hidden test
+        elif it.kind == "code":
             parts.append("<table><tr><th>测试 / test</th><th>结果</th><th>说明 / message</th></tr>")
             for t in it.tests:
                 ok = "<span class='pass'>✔</span>" if t.passed else "<span class='fail'>✘</span>"
@@ -120,6 +122,22 @@ def render(result: SubmissionResult, notes: dict | None = None) -> str:
 def _comment(note) -> str:
     who = "答案组确认 / answer-group review" if note.by_group else "教师评语 / instructor's comment"
     return f"<p class='note'>{who}:</p><div class='comment'>{escape(note.comment)}</div>"
+
+
+UNATTEMPTED = "挑战题未作答：不扣分 / challenge not attempted: no points lost"
+
+
+def unattempted(item) -> bool:
+    """A code item left as the release's stub: nothing earned, and most of its tests stopped at the
+    stub's NotImplementedError (the others, e.g. "rejects invalid input", fail because of it)."""
+    tests = item.tests
+    stopped = sum("NotImplementedError" in t.message for t in tests)
+    return (
+        bool(tests)
+        and item.score == 0
+        and not any(t.passed or t.credit > 0 for t in tests)
+        and (2 * stopped > len(tests))
+    )
 
 
 def _n(x: float) -> str:

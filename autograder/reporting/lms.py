@@ -8,7 +8,8 @@ folder ids to LMS ids through a roster CSV:
 * Canvas: ``name``, ``canvas_id`` and optionally ``sis_user_id``, ``sis_login_id``, ``section``; the
   columns of Canvas's own gradebook export are read under their names too (``Student``, ``ID``,
   ``SIS User ID``, ``SIS Login ID``, ``Section``), so an exported gradebook with a ``student_id`` column
-  added is a roster;
+  added is a roster, and so is the export as it is when the folders are Canvas user ids (``collect``'s
+  default: its ``ID`` column is then the student id);
 * Moodle: the identifier chosen with ``--moodle-id`` (``email``, ``idnumber`` or ``username``; also read
   as Moodle's export headers ``Email address``, ``ID number``, ``Username``).
 
@@ -22,8 +23,8 @@ grade, mapped to the grade item on Moodle's import page ("Map from" the identifi
 matching user field; each grade column to its grade item).
 
 Nothing is dropped silently: a graded student not in the roster, a roster student without a result, a
-roster row without the LMS id and a provisional grade (written answers not yet confirmed) are each
-reported; unknown students make the command exit non-zero after writing the file.
+submission that could not be graded (blank, never a 0: ``UNGRADED``), a roster row without the LMS id
+and a provisional grade (written answers not yet confirmed) are each reported; unknown students make the command exit non-zero after writing the file.
 """
 
 from __future__ import annotations
@@ -71,11 +72,19 @@ def read_roster(path: Path) -> list[dict[str, str]]:
         reader = csv.DictReader(fh)
         fields = reader.fieldnames or []
         where = {key: next((n for n in names if n in fields), None) for key, names in ALIASES.items()}
+        by_canvas_id = where["student_id"] is None and where["canvas_id"] == "ID"
+        if by_canvas_id:  # Canvas's own gradebook export: collect names folders by Canvas's user id (ID)
+            where["student_id"] = where["canvas_id"]
         if where["student_id"] is None:
-            raise RosterError(f"{path}: needs a student_id column (the student's folder id under submitted/)")
+            raise RosterError(
+                f"{path}: needs a student_id column (the student's folder id under submitted/), or "
+                "Canvas's ID column when the folders are Canvas user ids (collect's default)"
+            )
         rows = []
         for raw in reader:
             row = {key: (raw.get(col) or "").strip() for key, col in where.items() if col is not None}
+            if by_canvas_id and not row["student_id"]:
+                continue  # Canvas's "Points Possible" row and the like
             if "points possible" in row.get("name", "").lower() and not row["student_id"]:
                 continue
             rows.append(row)
@@ -90,6 +99,12 @@ def read_roster(path: Path) -> list[dict[str, str]]:
 
 def _num(x: float) -> str:
     return f"{round(float(x), 4):g}"
+
+
+def _grade(r: SubmissionResult | None) -> str:
+    """The LMS cell: ``final_total``; blank (the LMS keeps its grade) without a result or when the
+    submission could not be graded (a misnamed or unreadable notebook is not a 0: it is listed)."""
+    return _num(r.final_total) if r is not None and r.graded else ""
 
 
 def _check(
@@ -113,6 +128,10 @@ def _check(
             r = by_key.get((sid, aid))
             if r is None:
                 out.report.append(f"MISSING {sid}: no graded submission of {aid} (cell left blank)")
+            elif not r.graded:
+                out.report.append(
+                    f"UNGRADED {sid} {aid}: could not be graded ({r.status}); cell left blank, not 0"
+                )
             elif r.provisional:
                 out.report.append(f"PROVISIONAL {sid} {aid}: written answers not yet confirmed in formgrader")
     return by_key
@@ -167,7 +186,7 @@ def write_lms(
         w.writerow([CANVAS_POINTS] + [""] * (len(fmt.head) - 1) + [_num(m) for m in maxima])
     for row in roster:
         sid = row["student_id"]
-        grades = [_num(by_key[(sid, aid)].final_total) if (sid, aid) in by_key else "" for aid in assignments]
+        grades = [_grade(by_key.get((sid, aid))) for aid in assignments]
         w.writerow([csv_cell(row.get(k, "")) for k in fmt.id_cols] + grades)
     atomic_write_text(out.path, buf.getvalue())
     return out

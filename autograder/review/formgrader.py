@@ -23,6 +23,7 @@ import urllib.request
 import webbrowser
 from pathlib import Path
 
+from autograder.classroom.ungraded import lines
 from autograder.gradebook.store import CONFIG_NAME
 
 #: the review server exposes review only (see autograder.review.server): no terminals, read-only Jupyter
@@ -200,6 +201,9 @@ def serve(
             "Feedback button) puts your scores and comments on the students' pages",
             flush=True,
         )
+
+        for line in lines(out_dir):
+            print(line, flush=True)
         print("  press Ctrl-C to stop", flush=True)
         if open_browser:
             webbrowser.open(server.url)

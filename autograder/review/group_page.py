@@ -132,6 +132,7 @@ _ITEM = """{% extends "layout" %}{% block body %}
 </details>
 <form class="confirm" method="post" action="{{ base }}autograder/groups/{{ aid|urlencode }}/{{ iid|urlencode }}/confirm">
 {{ xsrf }}<input type="hidden" name="key" value="{{ g.key }}">
+<input type="hidden" name="label" value="{% if g.outlier %}Outlier {{ n }}{% else %}Group {{ n }}{% endif %}">
 {% set value = scores[0] if scores|length == 1 and g.confirmed|length == g.size else g.suggestion|num %}
 <label>score <input type="number" name="score" min="0" max="{{ g.points|num }}" step="0.25"
  value="{{ value }}" required></label>
@@ -141,12 +142,13 @@ _ITEM = """{% extends "layout" %}{% block body %}
 </form>
 </section>
 {% endmacro %}
-<h1>{{ aid|v }} · {{ iid|v }}: {{ review.answers }} answers → {{ review.multi|length }} groups +
- {{ review.outliers|length }} outliers</h1>
+{% set n_groups, n_outliers = review.multi|length, review.outliers|length %}
+<h1>{{ aid|v }} · {{ iid|v }}: {{ review.answers }} answer{% if review.answers != 1 %}s{% endif %} →
+ {{ n_groups }} group{% if n_groups != 1 %}s{% endif %} + {{ n_outliers }} outlier{% if n_outliers != 1 %}s{% endif %}</h1>
 {% if notice %}<p class="notice{% if error %} error{% endif %}" id="notice">{{ notice|v }}</p>{% endif %}
 {% if review.item.question %}<p class="meta">{{ review.item.question|v }}</p>{% endif %}
 <p class="meta">Criteria: {% for c in review.item.criteria %}{{ c.id|v }} ({{ c.points|num }}){% if not loop.last %}, {% endif %}{% endfor %}.
- {% if review.unreadable %}Not readable, so not grouped: {{ review.unreadable|join(', ')|v }}.{% endif %}</p>
+ {% if review.unreadable %}Not grouped (no answers to read): {{ review.unreadable|join('; ')|v }}.{% endif %}</p>
 <h2>Groups ({{ review.multi|length }})</h2>
 {% for g in review.multi %}{{ answer_block(g, loop.index) }}{% else %}<p>none</p>{% endfor %}
 <h2 id="outliers">Outliers ({{ review.outliers|length }})</h2>
@@ -240,7 +242,10 @@ def _handlers(out: Path, base_url: str):
                 report = await asyncio.get_running_loop().run_in_executor(
                     None, confirm_group, self.out, aid, iid, key, score, comment, overwrite
                 )
-                notice = f"Confirmed {report.score:g} for {len(report.written)} answer(s) of group {key}"
+                label = self.get_body_argument("label", "")[:40]  # "Group 2" as the page numbers it
+                n = len(report.written)
+                notice = f"Confirmed {report.score:g} for {n} answer(s) ({label or 'the group'}"
+                notice += f": {', '.join(report.written[:8])}{', ...' if n > 8 else ''})" if n else ")"
                 if report.kept:
                     notice += f"; {len(report.kept)} already confirmed, left as they were"
             except (StaleGroup, ValueError) as exc:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.classroom.confirmed import load_results
+from autograder.classroom.ungraded import not_recorded
 from autograder.core.registry import lessons
 from autograder.core.rubric import Item
 from autograder.core.safe_text import terminal_text
@@ -180,13 +181,14 @@ def review_items(
         unreadable: list[str] = []
         for result in sorted(by_assignment[aid], key=lambda r: r.student_id):
             path = out / gradebook.SUBMITTED / result.student_id / aid / f"{assignment.notebook}.ipynb"
-            if result.status.startswith("unreadable"):  # not recorded (batch._commit); a copy may be old
-                unreadable.append(result.student_id)
+            # not recorded (batch._commit), so a copy in OUT may be an old one: say why instead
+            if result.status.startswith("unreadable") or not_recorded(result):
+                unreadable.append(f"{result.student_id} ({result.status})")
                 continue
             try:
                 texts = _answers_of(path, assignment)
             except UnreadableNotebook:
-                unreadable.append(result.student_id)
+                unreadable.append(f"{result.student_id} (unreadable copy in {gradebook.SUBMITTED}/)")
                 continue
             for spec in specs:
                 try:

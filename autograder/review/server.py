@@ -29,10 +29,16 @@ formgrader pages show student text in the instructor's logged-in session. The re
 
 from __future__ import annotations
 
+import asyncio
+import json
+import traceback
 from pathlib import Path
 
 from jupyter_server.auth.authorizer import Authorizer
 from tornado import web
+
+from autograder.classroom.review_feedback import regenerate
+from autograder.gradebook import store as gradebook
 
 #: where formgrader's pages load MathJax 2 from on the review server: this server (jupyter-server-mathjax,
 #: see autograder/review/templates/mathjax.html.j2), not nbconvert's CDN
@@ -130,16 +136,12 @@ def _feedback_post(action: str):
     pages (:func:`autograder.classroom.review_feedback.regenerate`) in nbgrader's layout; release them with
     nbgrader's own release_feedback when the course has an exchange. Answers as nbgrader's API does
     (``{"success", "log", "error"}``, shown by formgrader's dialog)."""
-    import asyncio
-    import json
-    import traceback
 
     from nbgrader.server_extensions.formgrader.base import check_xsrf
 
     @web.authenticated
     @check_xsrf
     async def post(self, assignment_id, student_id=None):
-        from autograder.classroom.review_feedback import regenerate
 
         out = Path(self.coursedir.root)
         try:
@@ -232,8 +234,6 @@ def extra_credit_of(out_dir, assignment_id: str, notebook_id: str) -> dict[str, 
     ``extra_credit``), for the submissions that have some."""
     from sqlalchemy import func, select
 
-    from autograder.gradebook import store as gradebook
-
     t = gradebook._tables()
     g, sn, nb, a = t["grade"], t["submitted_notebook"], t["notebook"], t["assignment"]
     query = (
@@ -254,7 +254,6 @@ def _extra_credit_handler():
     class ExtraCreditHandler(JupyterHandler):
         @web.authenticated
         def get(self, assignment_id, notebook_id):
-            import json
 
             root = Path(self.settings["nbgrader_formgrader"].coursedir.root)
             self.set_header("Content-Type", "application/json")

@@ -8,8 +8,14 @@ a subclass of nbgrader's handler: a notebook of one of this course's assignments
 (the same sandbox as grading; visible scenarios only), anything else nbgrader's own validator. No
 frontend code: the button, the dialog and their upgrades stay nbgrader's.
 
-The dialog is nbgrader's: a notebook that is ready shows its "Success!" message; otherwise the report
-is shown as the one failed entry, every text HTML-escaped (nbgrader puts ``error`` into ``innerHTML``).
+The dialog is nbgrader's, and it shows the self-check's own verdict, never nbgrader's stock "Success!
+Your notebook passes all the tests." (which reads as full marks and hides the caveat that the hidden
+tests were not run): the reply is nbgrader's one-failed-entry shape whatever the outcome, its
+``source`` the verdict line (``自检 (selfcheck) ✅ …`` or ``❌ …``, with the caveat) and its ``error`` the
+whole report, every text HTML-escaped (nbgrader puts ``error`` into ``innerHTML``). A small prebuilt
+lab extension (``jupyter-config/labextension/autograder-selfcheck``, installed next to this one)
+replaces nbgrader's heading for that entry ("The following cell failed:") with the verdict's and gives
+a ready notebook nbgrader's success style.
 """
 
 from __future__ import annotations
@@ -44,12 +50,17 @@ def run_selfcheck(path: Path) -> dict | None:
             report = selfcheck(path)
         finally:
             shutdown_workers()
-    if report.ok:
-        return {"success": True, "value": {}}
-    failed = [
-        {"source": "自检 (selfcheck)：评分器还不能完整评分这份 notebook", "error": html_text(report.format())}
-    ]
-    return {"success": True, "value": {"failed": failed}}
+    return reply_for(report)
+
+
+VERDICT_MARK = "自检 (selfcheck)"  # the lab extension recognises the self-check's entry by this
+
+
+def reply_for(report) -> dict:
+    """nbgrader's validate reply carrying the self-check's verdict (module docstring)."""
+    mark = "✅" if report.ok else "❌"
+    entry = {"source": f"{VERDICT_MARK} {mark} {report.verdict()}", "error": html_text(report.format())}
+    return {"success": True, "value": {"failed": [entry]}}
 
 
 class SelfcheckValidateHandler(ValidateAssignmentHandler):

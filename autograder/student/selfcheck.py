@@ -7,39 +7,42 @@ cells. It never loads or runs the hidden tests, so it cannot show their names, i
 says whether the submission can be graded at all, in Chinese with the English terms students see in
 JupyterLab.
 
-Checks, each a :class:`Finding`: notebook file and assignment folder named as ``grade`` expects; code
+Checks, each a :class:`Finding`: which assignment it is (by its cells; the folder's and file's names
+are notes and warnings, never failures: ``grade`` grades a folder's only notebook, and a student
+submits the file, not the folder); code
 loads; no import of a module the grader lacks (``pipelab``, the grader, anything not installed);
 each exercise method answers every visible scenario within the per-call limit (an infinite loop is a
-timeout, not a hang); locked and check cells untouched; written answers not empty.
+timeout, not a hang; an unattempted extra-credit item is a warning, "不扣分"; private helpers are not
+exercises); locked and check cells untouched; written answers not empty.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.core.registry import lessons
 from autograder.core.safe_text import terminal_text
 from autograder.grading.assignment import Assignment, load_assignment
+from autograder.grading.imports import missing_modules
 from autograder.grading.notebook import UnreadableNotebook, extract, neutralise_magics, read_notebook_bytes
 from autograder.grading.submission import Submission, open_submission, shutdown_workers
 from autograder.sandbox.isolation import resolve_isolation
 from autograder.testing import Array, CallTimeout, WorkerCrashed
 
 #: modules the grading sandbox hides on purpose (see sandbox_worker._harden_imports)
-HIDDEN_MODULES = ("pipelab", "autograder")
 PLACEHOLDER = "YOUR ANSWER HERE"
-OK, FAIL, WARN = "ok", "fail", "warn"
-_MARK = {OK: "✅", FAIL: "❌", WARN: "⚠️ "}
+OK, FAIL, WARN, NOTE = "ok", "fail", "warn", "note"
+_MARK = {OK: "✅", FAIL: "❌", WARN: "⚠️ ", NOTE: "ℹ️ "}
+#: the caveat every verdict carries: what the self-check does not know
+CAVEAT = "自检只运行题目里的可视场景，不代表隐藏测试 (hidden tests) 的得分。"
 
 
 @dataclass
 class Finding:
-    status: str  # ok | fail | warn
+    status: str  # ok | fail | warn | note
     topic: str  # short English term: naming, load, imports, timing, locked cells, answers
     text: str  # Chinese, for the student
 
@@ -67,14 +70,19 @@ class Report:
         if self.isolation:
             lines.append(f"沙箱 (sandbox)：{terminal_text(self.isolation)}")
         lines.append("")
-        if self.ok:
-            lines.append(
-                "结论：可以提交。评分器能读取并运行这份 notebook。"
-                "（自检只运行题目里的可视场景，不代表隐藏测试 (hidden tests) 的得分。）"
-            )
-        else:
-            lines.append("结论：请先修正标 ❌ 的问题再提交，否则评分器会给 0 分或无法评分。")
+        lines.append(self.verdict())
         return "\n".join(lines)
+
+    def verdict(self) -> str:
+        """One line: can the grader grade it, and the caveat."""
+        if not self.ok:
+            return "结论：请先修正标 ❌ 的问题再提交，否则评分器会给 0 分或无法评分。"
+        warned = any(f.status == WARN for f in self.findings)
+        return (
+            "结论：可以提交。评分器能读取并运行这份 notebook"
+            + ("（标 ⚠️ 的地方请看一眼）" if warned else "")
+            + f"。（{CAVEAT}）"
+        )
 
 
 # -- which assignment is this? ------------------------------------------------------------------------
@@ -112,30 +120,31 @@ def identify(path: Path, report: Report) -> Assignment | None:
             f"notebook 里也没有任何作业的单元格。作业名：{', '.join(sorted(known))}",
         )
         return None
-    if by_folder is None:
+    if by_folder is None:  # the student's own folder (Downloads/, a personal copy): not their concern
         report.add(
-            FAIL,
+            NOTE,
             "naming",
-            f"作业文件夹 (assignment folder) 名为 '{folder}'，评分器只认 "
-            f"'{assignment.id}'：请放在 <学号>/{assignment.id}/{assignment.notebook}.ipynb",
+            f"按 notebook 的单元格认出这是作业 {assignment.id}（所在文件夹 '{folder}' 的名字不影响评分："
+            "提交时只上传 .ipynb 文件）",
         )
     elif by_cells is not None and by_cells.id != by_folder.id:
         report.add(
-            FAIL,
+            WARN,
             "naming",
             f"文件夹 '{folder}' 是作业 {by_folder.id}，但 notebook 的单元格属于作业 "
-            f"{by_cells.id}：是不是放错了文件夹？",
+            f"{by_cells.id}：按 {by_cells.id} 检查；提交时请交到 {by_cells.id} 的作业里",
         )
         assignment = by_cells
     if stem != assignment.notebook:
         report.add(
-            FAIL,
+            WARN,
             "naming",
-            f"notebook 文件名是 '{path.name}'，评分器只找 '{assignment.notebook}.ipynb'"
-            "（改名的 notebook 不会被评分）：请改回原名",
+            f"notebook 文件名是 '{path.name}'，作业的文件名是 '{assignment.notebook}.ipynb'："
+            "作业文件夹里只有这一个 notebook 时照样评分（并注明），最好改回原名",
         )
-    if not any(f.topic == "naming" for f in report.findings):
-        report.add(OK, "naming", f"文件名与作业文件夹正确：{assignment.id}/{assignment.notebook}.ipynb")
+    if not any(f.topic == "naming" and f.status != NOTE for f in report.findings):
+        where = f"{assignment.id}/" if by_folder is not None else ""
+        report.add(OK, "naming", f"文件名正确：{where}{assignment.notebook}.ipynb")
     return assignment
 
 
@@ -203,13 +212,31 @@ def exercise_targets(assignment: Assignment) -> dict[str, str]:
             continue
         tree = ast.parse(neutralise_magics(cell.source)[0])
         for node in tree.body:
-            if isinstance(node, ast.FunctionDef):
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):  # not private helpers
                 targets[node.name] = node.name
             elif isinstance(node, ast.ClassDef):
                 for m in node.body:
                     if isinstance(m, ast.FunctionDef) and not m.name.startswith("_"):
                         targets[m.name] = f"{node.name}.{m.name}"
     return targets
+
+
+def extra_credit_targets(assignment: Assignment) -> set[str]:
+    """Targets whose every call in a check cell is in the check cell of an extra-credit item (lesson 16's
+    challenge ``simulate_1f1b``): optional, so an unattempted one costs nothing."""
+    bonus = {it.id for it in assignment.items if it.extra_credit}
+    targets = exercise_targets(assignment)
+    called: dict[str, set[bool]] = {}
+    for cell in assignment.cells.cells:
+        if cell.role != "check" or cell.cell_type != "code":
+            continue
+        for node in ast.walk(ast.parse(neutralise_magics(cell.source)[0])):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                if name in targets:
+                    called.setdefault(targets[name], set()).add(cell.grade_id in bonus)
+    return {t for t, kinds in called.items() if kinds == {True}}
 
 
 def visible_scenarios(assignment: Assignment) -> dict[str, list[tuple[tuple, dict]]]:
@@ -250,35 +277,6 @@ def visible_scenarios(assignment: Assignment) -> dict[str, list[tuple[tuple, dic
 
 
 # -- imports ------------------------------------------------------------------------------------------
-def _imported(code: str) -> list[str]:
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return []
-    names = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names += [a.name.split(".")[0] for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.append(node.module.split(".")[0])
-    return names
-
-
-def missing_modules(code_cells: list[tuple[int, str]]) -> dict[str, int]:
-    """{module: first cell} for imports the grader cannot satisfy: the hidden course library and grader,
-    and anything not installed in the grader's environment."""
-    out: dict[str, int] = {}
-    for index, code in code_cells:
-        for name in _imported(code):
-            if name in out:
-                continue
-            if name in HIDDEN_MODULES or (
-                name not in sys.stdlib_module_names and importlib.util.find_spec(name) is None
-            ):
-                out[name] = index
-    return out
-
-
 # -- the check ----------------------------------------------------------------------------------------
 _LOCKED = re.compile(r"locked cell '([^']*)' was edited")
 
@@ -365,13 +363,16 @@ def _run_visible(assignment: Assignment, cells: list[tuple[int, str]], mode: str
             report.add(FAIL, "load", f"代码单元 {err['cell']} 运行时出错：{err['error']}")
         if not errors:
             report.add(OK, "load", "所有代码单元都能运行 (code loads)")
+        optional = extra_credit_targets(assignment)
         for target, scenarios in visible_scenarios(assignment).items():
-            _call_scenarios(sub, target, scenarios, limits.call_timeout, report)
+            _call_scenarios(sub, target, scenarios, limits.call_timeout, report, target in optional)
     finally:
         sub.close()
 
 
-def _call_scenarios(sub: Submission, target: str, scenarios: list, timeout: float, report: Report) -> None:
+def _call_scenarios(
+    sub: Submission, target: str, scenarios: list, timeout: float, report: Report, optional: bool = False
+) -> None:
     name = target.rsplit(".", 1)[-1]
     if not scenarios:
         report.add(WARN, "timing", f"{name}：notebook 的检查单元里没有可直接调用的场景，未检查")
@@ -401,7 +402,11 @@ def _call_scenarios(sub: Submission, target: str, scenarios: list, timeout: floa
         ):
             report.add(FAIL, "timing", f"notebook 里没有定义 {target}：评分器找不到它")
             return
-    if missing:
+    if missing and optional:
+        report.add(
+            WARN, "timing", f"挑战题（附加分）{name} 未作答（抛出 NotImplementedError）：不扣分，做对了加分"
+        )
+    elif missing:
         report.add(FAIL, "timing", f"{name} 还没有实现（抛出 NotImplementedError）")
     else:
         report.add(

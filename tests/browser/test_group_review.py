@@ -122,7 +122,9 @@ def test_instructor_confirms_an_answer_group(group_class, page, artifacts, steps
     group.locator('textarea[name="comment"]').fill("两种停顿都讲清楚了")
     with page.expect_navigation(timeout=90_000):
         group.get_by_role("button", name=re.compile("Confirm 3")).click()
-    expect(page.locator("#notice")).to_contain_text(f"Confirmed {score:g} for 3 answer(s)")
+    expect(page.locator("#notice")).to_contain_text(f"Confirmed {score:g} for 3 answer(s) (Group ")
+    key = group.get_attribute("data-key")
+    assert key and key not in page.locator("#notice").inner_text()  # the page's number, not a hash
     group = page.locator('section.group[data-size="3"]')
     expect(group.locator(".confirmed")).to_have_text("3")
     expect(group).to_have_class(re.compile(r"\bdone\b"))
