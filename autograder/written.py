@@ -45,6 +45,7 @@ import mistune
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from rapidfuzz import fuzz
 
+from autograder.answer_text import EMPHASIS, FORMAT_CHARACTERS, strip_invisible, visible
 from autograder.results import STATIC_REVIEW, ItemResult
 
 __all__ = ["WrittenSuggestion", "suggest", "normalise", "split_sentences", "validate_item"]
@@ -192,18 +193,50 @@ def _join_soft_breaks(line: str) -> str:
 
 def normalise(text: str | None) -> str:
     """The plain text that patterns are matched against; lines are paragraphs, items, cells."""
+    return read_answer(text)[0]
+
+
+_EMPHASIS_PRODUCT_RE = re.compile(f"(?<=[A-Za-z0-9)]){EMPHASIS}(?=[A-Za-z0-9(])")
+_DISPLAY_MATH_RE = re.compile(r"\s*\$\$(.+?)\$\$\s*(?:\x00|$)", re.S)
+_INLINE_MATH_RE = re.compile(r"\$([^$]+?)\$", re.S)
+
+
+def _math(latex: str) -> str:
+    return latex_to_text(latex.replace("\x00", " "))
+
+
+def _visible_lines(chunk: str) -> list[str]:
+    """One visible line of the review rendering as the lines the scorer reads: NFKC, ``×``/``a*b`` -> ``·``,
+    formulas as text (a display formula ends its line)."""
+    line = unicodedata.normalize("NFKC", chunk).translate(_CHARS)
+    line = _EMPHASIS_PRODUCT_RE.sub("*", line).replace(EMPHASIS, "")
+    line = _STAR_PRODUCT_RE.sub("·", _PLACEHOLDER_RE.sub("", line))
+    line = _DISPLAY_MATH_RE.sub(lambda m: " " + " ".join(_math(m.group(1)).split()) + "\n", line)
+    return _INLINE_MATH_RE.sub(lambda m: _math(m.group(1)), line).split("\n")
+
+
+@lru_cache(maxsize=4096)
+def read_answer(text: str | None) -> tuple[str, tuple[str, ...]]:
+    """(normalised text, flags): the text of the answer as the review page shows it
+    (:func:`autograder.answer_text.visible`), normalised, and what was hidden or invisible in it."""
     if not text:
-        return ""
-    text = unicodedata.normalize("NFKC", text).translate(_CHARS).replace("\r\n", "\n").replace("\r", "\n")
-    text = _STAR_PRODUCT_RE.sub("·", _PLACEHOLDER_RE.sub("", text))
-    lines: list[str] = []
-    _blocks(_MARKDOWN(text), lines)
-    out = []
-    for line in lines:
-        line = _SPACES_RE.sub(" ", _join_soft_breaks(line).replace("$", "")).strip()
-        if line:
-            out.append(line)
-    return "\n".join(out)
+        return "", ()
+    shown = visible(text)
+    out: list[str] = []
+    for chunk in shown.text.split("\n"):
+        chunk = strip_invisible(chunk)[0]
+        joins = chunk.lstrip(" \t\x00").startswith("$$")  # display math joins the line introducing it
+        for line in _visible_lines(chunk):
+            line = _SPACES_RE.sub(" ", _join_soft_breaks(line).replace("$", "")).strip()
+            if line and joins and out:
+                out[-1] += " " + line
+            elif line:
+                out.append(line)
+            joins = False
+    flags = list(shown.flags)
+    if strip_invisible(text)[1]:
+        flags.append(f"{FORMAT_CHARACTERS}: removed before scoring")
+    return "\n".join(out), tuple(flags)
 
 
 # -- 2. sentences -------------------------------------------------------------------------------------
