@@ -76,7 +76,9 @@ def _is_invisible(ch: str) -> bool:
 
 
 #: every default-ignorable code point (Unicode's DerivedCoreProperties) and every format (Cf) character
-_INVISIBLE = frozenset(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and _is_invisible(chr(cp)))
+_INVISIBLE = frozenset(
+    chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and _is_invisible(chr(cp))
+)
 _INVISIBLE_RE = re.compile("[" + "".join(re.escape(c) for c in sorted(_INVISIBLE)) + "]")
 
 

@@ -323,8 +323,9 @@ def score_items(
     outcomes: list[TestOutcome],
     answers: dict[str, str],
     confirmed: dict[str, float | None] | None = None,
+    answer_flags: dict[str, list[str]] | None = None,
 ) -> list[ItemResult]:
-    confirmed = confirmed or {}
+    confirmed, answer_flags = confirmed or {}, answer_flags or {}
     items = []
     for spec in assignment.items:
         points = float(spec["points"])
@@ -348,7 +349,7 @@ def score_items(
         else:
             from .written import suggest
 
-            s = suggest(answers.get(spec["id"], ""), spec)
+            s = suggest(answers.get(spec["id"], ""), spec, flags=answer_flags.get(spec["id"], ()))
             conf = confirmed.get(spec["id"])
             items.append(
                 ItemResult(
@@ -362,6 +363,7 @@ def score_items(
                     suggestion=float(s.score),
                     confirmed=conf,
                     message=s.comment,
+                    flags=list(s.flags),
                 )
             )
     return items
@@ -417,7 +419,11 @@ def grade_extracted(
         notes.append(f"{LOAD_FAILED}{sub.load_error}")
     if report.get("output_bytes", 0) > 0:
         notes.append("your code printed output (ignored for grading)")  # no byte count: it is a channel
-    return score_items(assignment, outcomes, extracted.answers, confirmed), notes, report
+    return (
+        score_items(assignment, outcomes, extracted.answers, confirmed, extracted.answer_flags),
+        notes,
+        report,
+    )
 
 
 def grade_code(assignment_dir: Path, code: str, isolation: str | None = None) -> dict[str, float]:

@@ -202,6 +202,7 @@ def review_items(
                         it.evidence,
                         confirmed=confirmed,
                         submission_id=snb_id,
+                        flags=it.flags,
                     )
                 )
         for spec in specs:
