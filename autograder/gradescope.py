@@ -69,7 +69,8 @@ GRADING_MODULES = (
     "autograder.gradebook",
     "numpy",
 )
-LAZY_DISTRIBUTIONS = ("nbformat",)  # notebook._upgrade (nbformat 3 notebooks)
+# notebook._upgrade (nbformat 3 notebooks); the sandbox's seccomp filter (seccomp_policy, at sandbox start)
+LAZY_DISTRIBUTIONS = ("nbformat", "pyseccomp")
 MAX_SUBMISSION_FILES = 10_000
 DEFAULT_ADDRESS_SPACE_MB = 512  # per sandboxed process (virtual memory), on Gradescope
 ZIP_DATE = (2020, 1, 1, 0, 0, 0)  # fixed entry times: the same inputs build the same zip
@@ -103,7 +104,7 @@ set -euo pipefail
 ROOT="${GRADESCOPE_ROOT:-/autograder}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
-apt-get install -y --no-install-recommends bubblewrap util-linux ca-certificates \
+apt-get install -y --no-install-recommends bubblewrap util-linux ca-certificates libseccomp2 \
   || echo "setup.sh: bubblewrap could not be installed; grading will use the fallback isolation"
 PY=""
 for candidate in python3.13 python3.12 python3.11 python3; do

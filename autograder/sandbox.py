@@ -94,6 +94,10 @@ class Limits:
     processes: int = 16  # RLIMIT_NPROC (tasks, threads included) per sandbox; the kernel ignores it for
     # host root, so it binds only when the sandbox runs as an unprivileged host uid (see sandbox_identity)
     tmpfs_bytes: int = 256 << 20
+    open_files: int = 64  # RLIMIT_NOFILE per process: bounds what open files (memfds, pipes) can pin
+    memory_bytes: int = (
+        1 << 30
+    )  # the sandbox's cgroup, all its processes, tmpfs and memfds (autograder.cgroups)
     shm_bytes: int = 64 << 20  # System V shared memory in the sandbox's IPC namespace (kernel.shmall)
 
     @classmethod
@@ -122,6 +126,7 @@ class Limits:
             "address_space_bytes": self.address_space_bytes,
             "file_bytes": self.file_bytes,
             "processes": self.processes,
+            "open_files": self.open_files,
         }
 
 
@@ -186,6 +191,51 @@ def drop_to_nobody() -> bool:
         return False
     finally:
         stage.remove()
+
+
+def _seccomp_fd(deny_memfd: bool) -> int | None:
+    """The compiled seccomp filter for a new sandbox, or None where none can be built (the isolation
+    text says so: :func:`hardening`)."""
+    from . import seccomp_policy
+
+    if not seccomp_policy.available()[0]:
+        return None
+    return seccomp_policy.filter_fd(deny_memfd=deny_memfd)
+
+
+def _new_cgroup(limits: Limits):
+    """The sandbox's own memory and pids cgroup (``autograder.cgroups``), or None where none can be made."""
+    from . import cgroups
+
+    if os.environ.get(NO_CGROUP_ENV) == "1" or not cgroups.usable()[0]:
+        return None
+    try:
+        # pids: the student's tasks plus bubblewrap, its init, the zygote and the staging shell
+        return cgroups.SandboxCgroup(limits.memory_bytes, limits.processes + 8)
+    except OSError:
+        return None
+
+
+NO_CGROUP_ENV = "AUTOGRADER_NO_CGROUP"  # "1": no cgroup even where one could be made (tests, comparisons)
+
+
+def hardening() -> str:
+    """What the isolation text adds: the seccomp filter (or its absence) and the sandbox's cgroup (or
+    why there is none, and that memfd_create is then denied)."""
+    from . import cgroups, seccomp_policy
+
+    ok, text = seccomp_policy.available()
+    parts = [
+        f"{text}; no user namespaces inside" if ok else f"{text}: processes inside could create namespaces"
+    ]
+    cg_ok, cg_text = cgroups.usable()
+    if cg_ok and os.environ.get(NO_CGROUP_ENV) != "1":
+        parts.append(cg_text)
+    else:
+        why = cg_text if not cg_ok else f"no cgroup (${NO_CGROUP_ENV}=1)"
+        memfd = "memfd_create denied" if ok else "memfd NOT capped"
+        parts.append(f"{why}: memory limited per process only, {memfd}")
+    return "; ".join(parts)
 
 
 def sandbox_identity() -> str:
@@ -294,7 +344,7 @@ def resolve_isolation(requested: str = "bwrap") -> tuple[str, str]:
         return "fallback", FALLBACK
     ok, why = bwrap_usable()
     if ok:
-        return "bwrap", f"{BWRAP}; {sandbox_identity()}"
+        return "bwrap", f"{BWRAP}; {sandbox_identity()}; {hardening()}"
     if requested == "bwrap":
         raise RuntimeError(
             f"no sandbox: {why}. Refusing to run student code unsandboxed. Install bubblewrap (or grade on a "
@@ -353,10 +403,18 @@ _NAMESPACES_BUT_IPC = (
 )
 
 
-def bwrap_command(limits: Limits, ctrl_fd: int, stage: _Stage | None = None) -> list[str]:
-    """The bubblewrap command line; with ``stage`` the interpreter and worker come from staged mounts."""
+def bwrap_command(
+    limits: Limits, ctrl_fd: int, stage: _Stage | None = None, seccomp_fd: int | None = None
+) -> list[str]:
+    """The bubblewrap command line; with ``stage`` the interpreter and worker come from staged mounts;
+    with ``seccomp_fd`` (:func:`autograder.seccomp_policy.filter_fd`) no process inside can create a
+    namespace (``--disable-userns`` and the filter) or reach the kernel interfaces the filter denies."""
     # with a stage, the IPC namespace is the one root prepared (with limits); otherwise bubblewrap's own
     namespaces = ["--unshare-all"] if stage is None else [*_NAMESPACES_BUT_IPC]
+    if seccomp_fd is not None:
+        if "--unshare-user" not in namespaces:
+            namespaces.append("--unshare-user")  # --disable-userns needs it (--unshare-all only tries)
+        namespaces += ["--disable-userns", "--assert-userns-disabled", "--seccomp", str(seccomp_fd)]
     cmd = ["bwrap", *namespaces, "--die-with-parent", "--new-session", "--uid", "65534", "--gid", "65534"]
     cmd += _system_binds()
     if stage is not None:
@@ -402,6 +460,7 @@ class Worker:
     chan: socket.socket | None = None
     tmpdir: str = ""
     stage: _Stage | None = None
+    cgroup: object | None = None  # autograder.cgroups.SandboxCgroup, where the grader can make one
     restarts: int = 0
     _serial: int = 0  # the id of the last call request sent
     last_reap: dict = field(default_factory=dict)
@@ -424,12 +483,18 @@ class Worker:
     def _start(self) -> None:
         ours, theirs = socket.socketpair()
         fd = theirs.fileno()
+        passed = [fd]
         if self.mode == "bwrap":
+            self.cgroup = _new_cgroup(self.limits)
+            seccomp = _seccomp_fd(deny_memfd=self.cgroup is None)  # no cgroup charges a memfd: none at all
+            passed += [seccomp] if seccomp is not None else []
             if drop_to_nobody():
                 self.stage = _Stage(_take_uid())
-                cmd = self.stage.wrap(bwrap_command(self.limits, fd, self.stage), self.limits)
+                cmd = self.stage.wrap(bwrap_command(self.limits, fd, self.stage, seccomp), self.limits)
             else:
-                cmd = bwrap_command(self.limits, fd)
+                cmd = bwrap_command(self.limits, fd, seccomp_fd=seccomp)
+            if self.cgroup is not None:
+                cmd = self.cgroup.wrap(cmd)
             cwd, env = None, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             self.tmpdir = tempfile.mkdtemp(prefix=f"grader-fallback-{os.getpid()}-")
@@ -444,16 +509,20 @@ class Worker:
                 str(PROJECT_ROOT),
             ]
             cwd, env = self.tmpdir, _clean_env(self.tmpdir)
-        self.proc = subprocess.Popen(
-            cmd,
-            pass_fds=[fd],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                cmd,
+                pass_fds=passed,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        finally:
+            for extra in passed[1:]:
+                os.close(extra)
         theirs.close()
         self.ctrl = ours
         hello = self._recv_ctrl(timeout=30)
@@ -493,6 +562,9 @@ class Worker:
             if stage is not None:
                 stage.remove()
                 _give_uid(stage.uid)
+            cgroup, self.cgroup = self.cgroup, None
+            if cgroup is not None:
+                cgroup.remove()
 
     def restart(self) -> None:
         self.stop()

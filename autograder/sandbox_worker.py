@@ -361,6 +361,9 @@ def child_main(chan: socket.socket, out_w: int, workdir: str, cells: list, limit
     nproc = int(limits.get("processes", 0))
     if nproc:
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    nofile = int(limits.get("open_files", 0))
+    if nofile:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
     sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
