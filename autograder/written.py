@@ -201,8 +201,10 @@ def read_answer(text: str | None) -> tuple[str, tuple[str, ...]]:
         return "", ()
     shown = visible(text)
     out: list[str] = []
+    invisible = 0
     for chunk in shown.text.split("\n"):
-        chunk = strip_invisible(chunk)[0]
+        chunk, removed = strip_invisible(chunk)  # entities (&#8205;) included: this is the rendered text
+        invisible += removed
         joins = chunk.lstrip(" \t\x00").startswith("$$")  # display math joins the line introducing it
         for line in _visible_lines(chunk):
             line = _SPACES_RE.sub(" ", _join_soft_breaks(line).replace("$", "")).strip()
@@ -212,7 +214,7 @@ def read_answer(text: str | None) -> tuple[str, tuple[str, ...]]:
                 out.append(line)
             joins = False
     flags = list(shown.flags)
-    if strip_invisible(text)[1]:
+    if invisible or strip_invisible(text)[1]:
         flags.append(f"{FORMAT_CHARACTERS}: removed before scoring")
     return "\n".join(out), tuple(flags)
 

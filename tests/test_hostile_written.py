@@ -114,6 +114,15 @@ def test_invisible_characters_inside_negations_change_nothing_but_are_flagged(ch
     assert changed >= 0.8 * len(cases)
 
 
+def test_invisible_characters_written_as_html_entities_are_removed_and_flagged():
+    for answer, item in _negated_corpus():
+        hostile = suggest(_split_cues(answer, "&#8205;"), item)
+        assert hostile.score == suggest(answer, item).score
+        assert any(f.startswith("invisible characters") for f in hostile.flags) == (
+            "&#8205;" in _split_cues(answer, "&#8205;")
+        )
+
+
 def _duplicated_notebook(tmp_path, copies: int, text: str, first: str | None = None):
     assignment = load_assignment(known_assignments()[ASSIGNMENT])
     release = json.loads((LESSONS_DIR / ASSIGNMENT / f"{assignment.notebook}.ipynb").read_text("utf-8"))
