@@ -15,7 +15,9 @@ everything except:
   ``kexec_*``, module loading, ``reboot``, ``swapon``/``swapoff``, ``acct``, ``quotactl``, handles
   (``open_by_handle_at``), ``iopl``/``ioperm``, ``syslog``, clock and host-name setters, ``fanotify_init``;
 * with ``deny_memfd`` (where no cgroup charges it): ``memfd_create`` (its memory sits outside the
-  address-space limit).
+  address-space limit);
+* with ``deny_network`` (the ``uid`` isolation, which has no network namespace): ``socket`` for any
+  family but ``AF_UNIX``, and ``inotify_init``/``inotify_init1`` (no watching the grader's files).
 
 Denied calls fail with ``EPERM`` (a program sees an ordinary "operation not permitted"); system calls
 of another architecture's ABI kill the process (libseccomp's default for a foreign architecture).
@@ -107,13 +109,16 @@ def available() -> tuple[bool, str]:
     return True, "seccomp filter (no namespaces, mounts, keyctl, bpf, userfaultfd, ptrace, perf_event_open)"
 
 
-@functools.lru_cache(maxsize=2)
-def _compile(deny_memfd: bool) -> bytes:
+@functools.lru_cache(maxsize=4)
+def _compile(deny_memfd: bool, deny_network: bool = False) -> bytes:
     import pyseccomp as sc
 
     f = sc.SyscallFilter(sc.ALLOW)
     eperm = sc.ERRNO(errno.EPERM)
     names = [*DENIED, *(("memfd_create",) if deny_memfd else ())]
+    if deny_network:
+        names += ["inotify_init", "inotify_init1"]
+        f.add_rule(eperm, "socket", sc.Arg(0, sc.NE, 1))  # AF_UNIX = 1 (the worker's channels)
     for name in names:
         try:
             f.add_rule(eperm, name)
@@ -128,10 +133,11 @@ def _compile(deny_memfd: bool) -> bytes:
         return fh.read()
 
 
-def filter_fd(deny_memfd: bool = False) -> int:
-    """A file descriptor holding the compiled filter (bubblewrap reads it to the end), inheritable by
-    the child that gets it through ``pass_fds``; the caller closes it once bubblewrap is started."""
-    data = _compile(deny_memfd)
+def filter_fd(deny_memfd: bool = False, deny_network: bool = False) -> int:
+    """A file descriptor holding the compiled filter (bubblewrap, or the ``uid`` isolation's worker,
+    reads it to the end), inheritable by the child that gets it through ``pass_fds``; the caller closes
+    it once that child is started."""
+    data = _compile(deny_memfd, deny_network)
     fd = os.memfd_create("autograder-seccomp", 0) if hasattr(os, "memfd_create") else None
     if fd is None:
         fh = tempfile.TemporaryFile()
