@@ -48,7 +48,7 @@ SHRINK_DEPTH = 3
 #: elements whose text the browser does not show, even after sanitising (``<rp>``: ruby fallback)
 _UNSHOWN = frozenset({"rp"})
 #: elements the sanitiser drops with their content (or whose content a browser never shows as text)
-_DROPPED_BODIES = frozenset({"script", "style", "svg", "math", "head", "noembed", "noframes"})
+_DROPPED_BODIES = frozenset({"script", "style", "svg", "math"})  # nh3 keeps the text of any other
 
 #: MathJax commands that can make text invisible or move it out of sight; a formula using one is not
 #: scored (and the answer is flagged)
