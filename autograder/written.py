@@ -603,11 +603,12 @@ def suggest(
     flags = list(flags)
     if answer and len(answer) > MAX_ANSWER_CHARS:
         return not_scored(item, f"{len(answer)} characters, over the limit of {MAX_ANSWER_CHARS}", flags)
+    # the rendering is bounded by the length cap; the budget starts after it, so the first answer a
+    # process reads does not pay nbconvert's one-time start-up against its budget
+    text, read_flags = read_answer(answer)
+    flags += [f for f in read_flags if f not in flags]
     deadline = time.monotonic() + (ANSWER_BUDGET_S if budget_s is None else budget_s)
     try:
-        text, read_flags = read_answer(answer)
-        flags += [f for f in read_flags if f not in flags]
-        _check(deadline)
         sents = _sentences(text, question if question is not None else item.get("question"), deadline)
         live = any(not s.echo for s in sents)
         matches = {c["id"]: [_match(text, sents, u, deadline) for u in _units(c)] for c in item["criteria"]}

@@ -46,7 +46,8 @@ def _no_dollar(text: str) -> str:
 
 #: how a hostile answer hides the reference answer from the review page while the old scorer read it
 HIDING = {
-    "comment-with-gt": lambda r: f"{VISIBLE}<!-- x> {r} -->",
+    "comment-with-gt": lambda r: f"{VISIBLE}\n\n<!-- x> {r} -->",  # the old regex kept what followed "x>"
+    "inline-comment": lambda r: f"{VISIBLE}<!-- x> {r} -->",
     "comment": lambda r: f"{VISIBLE}\n\n<!--\n{r}\n-->",
     "style-body": lambda r: f"{VISIBLE}<style>{r}</style>",
     "script-text-plain": lambda r: f'{VISIBLE}<script type="text/plain">{r}</script>',
@@ -215,3 +216,21 @@ def test_flags_reach_the_review_page_the_groups_and_grades_csv(tmp_path, refs):
     assert rows["s01"]["review_flags"] == "" and rows["s06"]["review_flags"] == ""
     assert rows["s03"]["review_flags"] == "q1: hidden content: HTML comment"
     assert rows["s04"]["review_flags"].startswith("q1: invisible characters")
+
+
+def test_the_first_answer_a_process_reads_is_not_charged_for_start_up():
+    """The budget counts scoring, not nbconvert's one-time start-up (over a second on a loaded machine)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json\n"
+        "from autograder import agreement\n"
+        "from autograder.written import suggest\n"
+        "item = agreement.written_items('16-asymmetric-pipeline')['q1']\n"
+        "s = suggest('因为阻塞发送，下游忙时上游也停顿。', item, budget_s=0.3)\n"
+        "print(json.dumps(s.flags))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
