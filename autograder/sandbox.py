@@ -95,9 +95,8 @@ class Limits:
     # host root, so it binds only when the sandbox runs as an unprivileged host uid (see sandbox_identity)
     tmpfs_bytes: int = 256 << 20
     open_files: int = 64  # RLIMIT_NOFILE per process: bounds what open files (memfds, pipes) can pin
-    memory_bytes: int = (
-        1 << 30
-    )  # the sandbox's cgroup, all its processes, tmpfs and memfds (autograder.cgroups)
+    # the sandbox's cgroup: all its processes, their tmpfs files and memfds (autograder.cgroups)
+    memory_bytes: int = 1 << 30
     shm_bytes: int = 64 << 20  # System V shared memory in the sandbox's IPC namespace (kernel.shmall)
 
     @classmethod
