@@ -76,6 +76,11 @@ def denied():
     }
 
 
+def clone3_errno():
+    """clone3(NULL, 0): ENOSYS under the filter (glibc then falls back to clone), EFAULT/EINVAL without."""
+    return _errno(libc.syscall(435, 0, 0))
+
+
 def still_works():
     """What honest code needs keeps working: threads, subprocesses, fork."""
     t = threading.Thread(target=lambda: None)
@@ -157,6 +162,7 @@ def test_no_capabilities_through_a_nested_user_namespace(probe):
 
 def test_denied_kernel_interfaces_fail_with_eperm(probe):
     assert probe("denied") == {name: 1 for name in probe("denied")}
+    assert probe("clone3_errno") == 38  # ENOSYS
 
 
 def test_honest_code_still_runs_threads_subprocesses_and_forks(probe):
