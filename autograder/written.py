@@ -607,9 +607,12 @@ def suggest(
     # process reads does not pay nbconvert's one-time start-up against its budget
     text, read_flags = read_answer(answer)
     flags += [f for f in read_flags if f not in flags]
+    question = question if question is not None else item.get("question")
+    if question:
+        _question_text(question)  # the item's question is read once per process, outside any budget
     deadline = time.monotonic() + (ANSWER_BUDGET_S if budget_s is None else budget_s)
     try:
-        sents = _sentences(text, question if question is not None else item.get("question"), deadline)
+        sents = _sentences(text, question, deadline)
         live = any(not s.echo for s in sents)
         matches = {c["id"]: [_match(text, sents, u, deadline) for u in _units(c)] for c in item["criteria"]}
     except _OverBudget:

@@ -229,8 +229,9 @@ def test_the_first_answer_a_process_reads_is_not_charged_for_start_up():
         "from autograder import agreement\n"
         "from autograder.written import suggest\n"
         "item = agreement.written_items('16-asymmetric-pipeline')['q1']\n"
+        "empty = suggest('', item, budget_s=0.3)\n"  # an empty answer renders nothing: the question does
         "s = suggest('因为阻塞发送，下游忙时上游也停顿。', item, budget_s=0.3)\n"
-        "print(json.dumps(s.flags))\n"
+        "print(json.dumps(empty.flags + s.flags))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
