@@ -188,7 +188,7 @@ def test_recorded_scores_and_suggestions(course):
         assert "FAIL test_solver_core" in bob[0].auto_comment and "请检查等待关系" in bob[0].auto_comment
     for student, path in course["paths"].items():
         copy = out / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
-        # the review copy: the submission's cells, built inert (autograder.gradebook.review_copy), never a byte copy
+        # the review copy: the submission's cells, built inert (autograder.grading.review_copy), never a byte copy
         submitted, shown = (json.loads(p.read_text(encoding="utf-8")) for p in (path, copy))
         code = [cell_text(c) for c in submitted["cells"] if c["cell_type"] == "code"]
         assert [cell_text(c) for c in shown["cells"] if c["cell_type"] == "code"] == code

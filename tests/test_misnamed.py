@@ -10,9 +10,9 @@ import shutil
 
 import pytest
 
-from autograder.cli.main import _table, main
 from autograder.classroom import ungraded
 from autograder.classroom.batch import discover, grade_class
+from autograder.cli.main import _table, main
 from autograder.core.registry import lessons
 from autograder.grading.assignment import load_assignment
 from autograder.grading.submission import shutdown_workers

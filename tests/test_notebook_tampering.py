@@ -159,7 +159,8 @@ def test_duplicated_cells(tmp_path, release, source):
         "def simulate_1f1b_execution"
     )
     assert "forged" not in runs
-    assert "first part." in ex.answers["q1"] and "second part." in ex.answers["q1"]
+    # only the first copy that is not the placeholder is scored (issue 20: copies made scoring unbounded)
+    assert ex.answers["q1"] == "first part." and ex.answer_flags["q1"][0].startswith("duplicated answer cell")
 
 
 def test_reordered_cells(tmp_path, release, source):

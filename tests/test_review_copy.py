@@ -9,7 +9,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.gradebook import review_copy
+from autograder.grading import review_copy
 from autograder.grading.notebook import read_notebook_bytes
 
 ROOT = Path(__file__).resolve().parent.parent

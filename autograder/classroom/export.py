@@ -40,6 +40,13 @@ FIXED_HEAD = ["student_id", "assignment_id"]
 # final_total = total - late_penalty (passed is judged on final_total)
 LATE_COLUMNS = ["submitted_at", "submitted_local", "late_days", "late_penalty", "final_total"]
 FIXED_TAIL = ["code_total", "extra_credit", "total", "max_total", "passed", "provisional", "status"]
+# when some written answer was flagged (hidden content, invisible characters, duplicated cells, not scored),
+# a last column lists each row's flags as "<item>: <flag>; ..."
+FLAGS_COLUMN = "review_flags"
+
+
+def _flags(r: SubmissionResult) -> str:
+    return "; ".join(f"{it.id}: {f}" for it in r.items for f in it.flags)
 
 
 def _num(x: float | None) -> str:
@@ -95,6 +102,8 @@ def grades_csv_text(results: list[SubmissionResult], zone=None) -> str:
                 item_cols.append(it.id)
     late = any(r.late_note for r in results)  # a course file gave some assignment a late policy
     tail = FIXED_TAIL[:3] + LATE_COLUMNS + FIXED_TAIL[3:] if late else FIXED_TAIL
+    flagged = any(it.flags for r in results for it in r.items)
+    tail = tail + [FLAGS_COLUMN] if flagged else tail
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([csv_cell(c) for c in FIXED_HEAD + item_cols + tail])
@@ -125,6 +134,7 @@ def grades_csv_text(results: list[SubmissionResult], zone=None) -> str:
                 _bool(r.provisional),
                 csv_cell(r.status),
             ]
+            + ([csv_cell(_flags(r))] if flagged else [])
         )
     return buf.getvalue()
 

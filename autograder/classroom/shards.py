@@ -30,8 +30,9 @@ from autograder.core.layout import REPO
 from autograder.core.registry import lessons
 from autograder.core.results import SubmissionResult
 from autograder.core.rubric import RubricError
+from autograder.core.untrusted import SAFE_ID, display_id
 from autograder.gradebook import store as gradebook
-from autograder.gradebook.store import session
+from autograder.gradebook.store import notebook_id_of, session
 from autograder.grading.assignment import load_assignment
 from autograder.intake.course import load_course, record_in_gradebook
 
@@ -45,14 +46,65 @@ def _shard_results(out: Path, manifest: dict | None) -> list[SubmissionResult]:
     records of other students), or every record when the directory was graded without --shard."""
 
     if manifest is None:
-        return [SubmissionResult.load(p) for p in sorted((out / "results").glob("*/*.json"))]
+        paths = sorted((out / "results").glob("*/*.json"))
+        return [_checked_record(out, p, p.parent.name, p.stem) for p in paths]
     results = []
-    for student, assignment in manifest["rows"]:
+    for row in manifest["rows"]:
+        student, assignment = (str(x) for x in row) if len(row) == 2 else (repr(row), "")
+        _check_id(out, "student id", student)
+        _check_id(out, "assignment id", assignment)
         path = result_path(out, student, assignment)
         if not path.is_file():
             raise ShardError(f"{out}: {MANIFEST} lists {student}/{assignment} but {path} is missing")
-        results.append(SubmissionResult.load(path))
+        results.append(_checked_record(out, path, student, assignment))
     return results
+
+
+def _check_id(out: Path, what: str, value: str) -> None:
+    """``grade``'s id rule (``untrusted.SAFE_ID``, what ``collect`` and ``grade`` give every folder)."""
+
+    if not isinstance(value, str) or not SAFE_ID.match(value):
+        raise ShardError(f"{out}: unsafe {what} {display_id(str(value))} (not an id grade would write)")
+
+
+def _checked_record(out: Path, path: Path, student: str, assignment: str) -> SubmissionResult:
+    """A shard's result record whose ids follow grade's rule and match the folder and file it was read
+    from (``results/<student>/<assignment>.json``)."""
+
+    _check_id(out, "student id", student)
+    _check_id(out, "assignment id", assignment)
+    try:
+        res = SubmissionResult.load(path)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ShardError(f"{path} is damaged ({exc}); re-run that shard") from None
+    if not isinstance(res.notebook, str) or not isinstance(res.student_id, str):
+        raise ShardError(f"{path} is damaged (ids are not text); re-run that shard")
+    _check_id(out, "notebook name", notebook_id_of(res.notebook) or "?")
+    if (res.student_id, res.assignment_id) != (student, assignment):
+        raise ShardError(
+            f"{path} holds the record of {res.student_id!r}/{res.assignment_id!r}, not of its folder and "
+            "file: refused (a result is merged only under the id it was graded as)"
+        )
+    return res
+
+
+def _written_paths(out: Path, res: SubmissionResult) -> list[Path]:
+    """Every file recording ``res`` writes in ``out`` (result JSON, feedback page, formgrader copies)."""
+
+    nb = f"{gradebook.notebook_id_of(res.notebook)}.ipynb"
+    return [
+        result_path(out, res.student_id, res.assignment_id),
+        out / gradebook.FEEDBACK / res.student_id / f"{res.assignment_id}.html",
+        out / gradebook.SUBMITTED / res.student_id / res.assignment_id / nb,
+        out / gradebook.AUTOGRADED / res.student_id / res.assignment_id / nb,
+    ]
+
+
+def _check_under(out: Path, res: SubmissionResult) -> None:
+    root = out.resolve()
+    for path in _written_paths(out, res):
+        if not path.resolve().is_relative_to(root):
+            raise ShardError(f"{res.student_id}/{res.assignment_id} would write {path} outside --out {root}")
 
 
 def check_complete(manifests: dict[Path, dict], unfinished: list[Path] = ()) -> None:
@@ -116,6 +168,8 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
             todo.append((res, d))
     todo.sort(key=lambda rd: (rd[0].student_id, rd[0].assignment_id))
     _check_same_grader(graders)
+    for res, _ in todo:  # before anything is written
+        _check_under(out, res)
 
     gradebook.prepare_course_dir(out, REPO.root)  # as `grade` does: this checkout's solutions/ is the source
     url = gradebook.db_url_for(out)

@@ -52,6 +52,7 @@ class ItemResult:
     confirmed: float | None = None
     message: str = ""
     extra_credit: bool = False
+    flags: list[str] = field(default_factory=list)  # written: what the review must check by hand
 
 
 @dataclass

@@ -51,7 +51,7 @@ from pathlib import Path
 from autograder.core.files import atomic_copy, atomic_write_text
 from autograder.core.results import EXECUTED, ItemResult, SubmissionResult
 from autograder.core.timestamps import TimestampError, read_submission_time
-from autograder.gradebook import review_copy
+from autograder.grading import review_copy
 from autograder.grading.notebook import UnreadableNotebook, read_notebook_bytes
 
 COURSE_ID = "pp-course"
@@ -418,7 +418,7 @@ def _autograded_path(out: Path, result: SubmissionResult) -> Path:
 
 
 def _write_autograded(dest: Path, review, durable: bool = True) -> None:
-    """Place the review copy (:mod:`autograder.gradebook.review_copy`: the submission made inert, never a byte copy)
+    """Place the review copy (:mod:`autograder.grading.review_copy`: the submission made inert, never a byte copy)
     where formgrader looks for it."""
 
     # nbformat.writes without its schema validation and its indented (pure-Python) JSON encoder: ~30 ms a

@@ -69,7 +69,11 @@ def grade_extracted(
     if report.get("output_bytes", 0) > 0:
         notes.append("your code printed output (ignored for grading)")  # no byte count: it is a channel
     notes += unavailable_imports(extracted.code_cells)
-    return score_items(assignment, outcomes, extracted.answers, confirmed), notes, report
+    return (
+        score_items(assignment, outcomes, extracted.answers, confirmed, extracted.answer_flags),
+        notes,
+        report,
+    )
 
 
 def unavailable_imports(code_cells: list[tuple[int, str]]) -> list[str]:

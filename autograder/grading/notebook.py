@@ -22,6 +22,8 @@ MAX_CELLS = 2_000
 MAX_NOTEBOOK_VALUES = 1_000_000  # a figure is one value (a base64 string), however big
 MAX_CODE_CHARS = 2_000_000  # all code cells together (the reference: ~30 000)
 MAGIC = re.compile(r"^(\s*)([%!].*)$")
+PLACEHOLDER = re.compile(r"\s*(?:YOUR ANSWER HERE\s*)?", re.I)  # an answer cell as released (or emptied)
+DUPLICATE_ANSWER = "duplicated answer cell"
 
 
 class UnreadableNotebook(Exception):
@@ -80,6 +82,7 @@ class SourceInfo:
 class Extracted:
     code_cells: list[tuple[int, str]] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
+    answer_flags: dict[str, list[str]] = field(default_factory=dict)  # grade_id -> flags for the review
     problems: list[str] = field(default_factory=list)
     sha256: str = ""
 
@@ -293,12 +296,15 @@ def extract(path: Path, source: SourceInfo, written_ids: list[str]) -> Extracted
                     code, n = neutralise_magics(text)
                     magic_lines += n
                     result.code_cells.append((index, code))
-                elif src.role == "answer":
+                elif src.role == "answer":  # only the first copy that is not the placeholder is read
                     result.problems.append(
-                        f"tampered: answer cell '{gid}' appears {seen[gid]} times (all copies "
-                        "are read, in order)"
+                        f"tampered: answer cell '{gid}' appears {seen[gid]} times (only the first "
+                        "copy that is not the placeholder is scored)"
                     )
-                    result.answers[gid] = result.answers.get(gid, "") + "\n\n" + text
+                    flags = result.answer_flags.setdefault(gid, [])
+                    flags[:] = [f"{DUPLICATE_ANSWER}: {seen[gid]} copies, only the first answered one scored"]
+                    if PLACEHOLDER.fullmatch(result.answers.get(gid, "")):
+                        result.answers[gid] = text
                 else:
                     result.problems.append(
                         f"tampered: cell '{gid}' appears {seen[gid]} times (the copies are ignored)"

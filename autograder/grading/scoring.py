@@ -58,8 +58,9 @@ def score_items(
     outcomes: list[TestOutcome],
     answers: dict[str, str],
     confirmed: dict[str, float | None] | None = None,
+    answer_flags: dict[str, list[str]] | None = None,
 ) -> list[ItemResult]:
-    confirmed = confirmed or {}
+    confirmed, answer_flags = confirmed or {}, answer_flags or {}
     items = []
     for spec in assignment.items:
         points = spec.points
@@ -81,7 +82,7 @@ def score_items(
                 )
             )
         else:
-            s = suggest(answers.get(spec.id, ""), spec.spec)
+            s = suggest(answers.get(spec.id, ""), spec.spec, flags=answer_flags.get(spec.id, ()))
             conf = confirmed.get(spec.id)
             items.append(
                 ItemResult(
@@ -95,6 +96,7 @@ def score_items(
                     suggestion=float(s.score),
                     confirmed=conf,
                     message=s.comment,
+                    flags=list(s.flags),
                 )
             )
     return items

@@ -9,11 +9,16 @@ instructor is measured on a labelled corpus (``autograder/authoring/agreement.py
 How an answer is read
 =====================
 
-1. **Plain text** (:func:`normalise`): Unicode NFKC (full-width -> half-width), ``×``/``⋅``/``a*b`` ->
-   ``·``, unicode minus -> ``-``; markdown is parsed with mistune and every paragraph, list item,
-   heading and table cell becomes a line; ``$..$``/``$$..$$`` LaTeX is turned into text by pylatexenc
+1. **Plain text** (:func:`normalise`): the text of the answer *as the review page shows it*
+   (:func:`autograder.grading.answer_text.visible`: nbconvert's markdown rendering sanitised by nh3, exactly the
+   HTML formgrader shows), so nothing the instructor cannot see is scored (comments, script/style bodies,
+   alt text, formulas that hide text: those are flagged instead); every paragraph, list item, heading and
+   table cell becomes a line. Then Unicode NFKC (full-width -> half-width), every format (Cf) and
+   default-ignorable character removed (flagged), ``×``/``⋅``/``a*b`` -> ``·``, unicode minus -> ``-``;
+   ``$..$``/``$$..$$`` LaTeX is turned into text by pylatexenc
    (``\\min(m, P-p)\\cdot M_{\\text{act}}`` -> ``min(m, P-p)·M_act``, ``\\frac{a}{b}`` -> ``(a)/(b)``,
-   ``\\lambda^{\\Delta t}`` -> ``λ^Δt``); display math joins the line that introduces it.
+   ``\\lambda^{\\Delta t}`` -> ``λ^Δt``); display math joins the line that introduces it. Answers over
+   ``MAX_ANSWER_CHARS`` or over the time budget are not scored (suggestion 0, flagged).
 2. **Sentences** end at ``。!?;``, at ``.`` before a space/CJK/end, and at every line break. A
    **passage** is one sentence, two adjacent ones, or three adjacent ones of one paragraph. Sentences that copy the question (rapidfuzz
    ``partial_ratio`` >= 85 against the item's ``question``) are ignored.
@@ -39,21 +44,28 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import mistune
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from rapidfuzz import fuzz
 
 from autograder.core.results import STATIC_REVIEW, ItemResult
 from autograder.core.rubric import criterion_units
 from autograder.core.rubric import validate_written_item as validate_item
+from autograder.grading.answer_text import EMPHASIS, FORMAT_CHARACTERS, strip_invisible, visible
 
 __all__ = ["WrittenSuggestion", "suggest", "normalise", "split_sentences", "validate_item"]
 
+#: longest answer scored (the labelled corpora's longest: 1 304 characters); a longer one is "not scored"
+MAX_ANSWER_CHARS = 10_000
+#: time one answer may take to score (honest answers: milliseconds); over it, "not scored"
+ANSWER_BUDGET_S = 5.0
+NOT_SCORED = "not scored"
 MIN_PASSAGE_SIZE = 12.0  # 12 CJK characters or 8 English words
 MIN_WINDOW_SENTENCE_SIZE = 6.0
 ECHO_SIMILARITY = 85.0
@@ -71,6 +83,9 @@ class WrittenSuggestion:
     deductions_applied: list[str] = field(default_factory=list)
     comment: str = ""
     mode: str = STATIC_REVIEW
+    #: what an instructor must know before trusting the score: hidden content, invisible characters,
+    #: duplicated answer cells, "not scored" (too long or over the time budget)
+    flags: list[str] = field(default_factory=list)
 
     def to_item_result(self, description: str = "") -> ItemResult:
         """The suggestion as an unconfirmed :class:`ItemResult` (score = suggestion until confirmed)."""
@@ -85,6 +100,7 @@ class WrittenSuggestion:
             suggestion=self.score,
             confirmed=None,
             message=self.comment,
+            flags=list(self.flags),
         )
 
 
@@ -111,7 +127,6 @@ _CHARS = str.maketrans(
 _PLACEHOLDER_RE = re.compile(r"YOUR ANSWER HERE", re.I)
 _STAR_PRODUCT_RE = re.compile(r"(?<=[A-Za-z0-9)])\*(?=[A-Za-z0-9(])|(?<=[\w)]) \* (?=[\w(])")
 _SPACES_RE = re.compile(r"[ \t\f\v\u3000]+")
-_MARKDOWN = mistune.create_markdown(renderer=None, plugins=["math", "table", "strikethrough"])
 
 
 def _latex_converter() -> LatexNodes2Text:
@@ -151,42 +166,6 @@ def latex_to_text(latex: str) -> str:
     return _SIMPLE_GROUP_RE.sub(r"\1", text)
 
 
-def _inline(nodes: list[dict]) -> str:
-    out = []
-    for n in nodes:
-        kind = n["type"]
-        if kind in ("text", "codespan"):
-            out.append(n.get("raw", ""))
-        elif kind == "inline_math":
-            out.append(latex_to_text(n.get("raw", "")))
-        elif kind in ("softbreak", "linebreak"):
-            out.append("\n" if kind == "linebreak" else "\x00")  # \x00: a soft break, joined below
-        elif kind == "inline_html":
-            out.append("\n" if re.match(r"<br\s*/?>", n.get("raw", ""), re.I) else "")
-        elif "children" in n:
-            out.append(_inline(n["children"]))
-    return "".join(out)
-
-
-def _blocks(nodes: list[dict], lines: list[str]) -> None:
-    for n in nodes:
-        kind = n["type"]
-        if kind in ("paragraph", "block_text", "heading", "table_cell"):
-            lines.extend(_inline(n.get("children", [])).split("\n"))
-        elif kind == "block_math":
-            math = " ".join(latex_to_text(n.get("raw", "")).split())
-            if lines and lines[-1].strip():
-                lines[-1] = lines[-1].rstrip() + " " + math
-            else:
-                lines.append(math)
-        elif kind == "block_code":
-            lines.extend(n.get("raw", "").split("\n"))
-        elif kind == "block_html":
-            lines.extend(re.sub(r"<[^>]*>", "\n", n.get("raw", "")).split("\n"))
-        elif "children" in n:
-            _blocks(n["children"], lines)
-
-
 def _join_soft_breaks(line: str) -> str:
     def join(m: re.Match) -> str:
         a, b = m.string[m.start() - 1 : m.start()], m.string[m.end() : m.end() + 1]
@@ -197,18 +176,52 @@ def _join_soft_breaks(line: str) -> str:
 
 def normalise(text: str | None) -> str:
     """The plain text that patterns are matched against; lines are paragraphs, items, cells."""
+    return read_answer(text)[0]
+
+
+_EMPHASIS_PRODUCT_RE = re.compile(f"(?<=[A-Za-z0-9)]){EMPHASIS}(?=[A-Za-z0-9(])")
+_DISPLAY_MATH_RE = re.compile(r"\s*\$\$(.+?)\$\$\s*(?:\x00|$)", re.S)
+_INLINE_MATH_RE = re.compile(r"\$([^$]+?)\$", re.S)
+
+
+def _math(latex: str) -> str:
+    return latex_to_text(latex.replace("\x00", " "))
+
+
+def _visible_lines(chunk: str) -> list[str]:
+    """One visible line of the review rendering as the lines the scorer reads: NFKC, ``×``/``a*b`` -> ``·``,
+    formulas as text (a display formula ends its line)."""
+    line = unicodedata.normalize("NFKC", chunk).translate(_CHARS)
+    line = _EMPHASIS_PRODUCT_RE.sub("*", line).replace(EMPHASIS, "")
+    line = _STAR_PRODUCT_RE.sub("·", _PLACEHOLDER_RE.sub("", line))
+    line = _DISPLAY_MATH_RE.sub(lambda m: " " + " ".join(_math(m.group(1)).split()) + "\n", line)
+    return _INLINE_MATH_RE.sub(lambda m: _math(m.group(1)), line).split("\n")
+
+
+@lru_cache(maxsize=4096)
+def read_answer(text: str | None) -> tuple[str, tuple[str, ...]]:
+    """(normalised text, flags): the text of the answer as the review page shows it
+    (:func:`autograder.grading.answer_text.visible`), normalised, and what was hidden or invisible in it."""
     if not text:
-        return ""
-    text = unicodedata.normalize("NFKC", text).translate(_CHARS).replace("\r\n", "\n").replace("\r", "\n")
-    text = _STAR_PRODUCT_RE.sub("·", _PLACEHOLDER_RE.sub("", text))
-    lines: list[str] = []
-    _blocks(_MARKDOWN(text), lines)
-    out = []
-    for line in lines:
-        line = _SPACES_RE.sub(" ", _join_soft_breaks(line).replace("$", "")).strip()
-        if line:
-            out.append(line)
-    return "\n".join(out)
+        return "", ()
+    shown = visible(text)
+    out: list[str] = []
+    invisible = 0
+    for chunk in shown.text.split("\n"):
+        chunk, removed = strip_invisible(chunk)  # entities (&#8205;) included: this is the rendered text
+        invisible += removed
+        joins = chunk.lstrip(" \t\x00").startswith("$$")  # display math joins the line introducing it
+        for line in _visible_lines(chunk):
+            line = _SPACES_RE.sub(" ", _join_soft_breaks(line).replace("$", "")).strip()
+            if line and joins and out:
+                out[-1] += " " + line
+            elif line:
+                out.append(line)
+            joins = False
+    flags = list(shown.flags)
+    if invisible or strip_invisible(text)[1]:
+        flags.append(f"{FORMAT_CHARACTERS}: removed before scoring")
+    return "\n".join(out), tuple(flags)
 
 
 # -- 2. sentences -------------------------------------------------------------------------------------
@@ -306,10 +319,11 @@ def _question_text(question: str) -> str:
     return normalise(question).lower()
 
 
-def _sentences(text: str, question: str | None) -> list[_Sentence]:
+def _sentences(text: str, question: str | None, deadline: float | None = None) -> list[_Sentence]:
     q = _question_text(question) if question else ""
     out = []
     for s, e in split_sentences(text):
+        _check(deadline)
         chunk = text[s:e]
         echo = bool(q) and len(chunk) >= 6 and fuzz.partial_ratio(chunk.lower(), q) >= ECHO_SIMILARITY
         explains = bool(_CONNECTIVE_RE.search(chunk) or _FORMULA_RE.search(chunk))
@@ -392,8 +406,9 @@ class _Match:
     contradicted: bool = False
 
 
-def _match(text: str, sents: list[_Sentence], unit: dict) -> _Match:
+def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None = None) -> _Match:
     found = [_hits(text, sents, c) for c in unit["concepts"]]
+    _check(deadline)
     seen = any(where for where, _ in found)
     if any(k in where for k in found[0][1] for where, _ in found[1:]):
         # the claim is denied in a sentence about the criterion's subject: a contradiction is no answer
@@ -401,6 +416,8 @@ def _match(text: str, sents: list[_Sentence], unit: dict) -> _Match:
     best = unexplained = None
     needs_reason = unit.get("needs_reason", True)
     for i in range(len(sents)):
+        if i % 64 == 0:
+            _check(deadline)
         for j in range(i, min(i + 3, len(sents))):
             if j == i + 2 and "\n" in text[sents[i].start : sents[j].end]:
                 continue  # three sentences only within one paragraph
@@ -504,16 +521,66 @@ def _fmt(x: float) -> str:
     return f"{round(float(x), 2):g}"
 
 
-def suggest(answer: str | None, item: dict, *, question: str | None = None) -> WrittenSuggestion:
+class _OverBudget(Exception):
+    pass
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise _OverBudget
+
+
+def not_scored(item: dict, why: str, flags: Sequence[str] = ()) -> WrittenSuggestion:
+    """Suggestion 0 with a clear "not scored" flag (an answer over the length cap or the time budget)."""
+    points = float(item["points"])
+    flag = f"{NOT_SCORED}: {why}"
+    evidence = [{"criterion": c["id"], "met": False, "quote": "", "note": flag} for c in item["criteria"]]
+    comment = "\n".join(
+        [
+            f"[静态审查 / static review] 未评分 / {flag}: 建议得分 0/{_fmt(points)}",
+            *(f"⚠ {f}" for f in flags),
+            "请人工评分 / score it by hand in formgrader",
+        ]
+    )
+    return WrittenSuggestion(str(item["id"]), points, 0.0, evidence, [], comment, flags=[*flags, flag])
+
+
+def suggest(
+    answer: str | None,
+    item: dict,
+    *,
+    question: str | None = None,
+    flags: Sequence[str] = (),
+    budget_s: float | None = None,
+) -> WrittenSuggestion:
     """Suggested score for ``answer`` under the written rubric ``item`` (a dict from rubric.yaml).
 
-    ``question`` overrides ``item["question"]`` (the question text, whose copies earn nothing)."""
+    ``question`` overrides ``item["question"]`` (the question text, whose copies earn nothing).
+    ``flags`` are added to the scorer's own (e.g. a duplicated answer cell). An answer over
+    :data:`MAX_ANSWER_CHARS` characters, or one whose scoring takes longer than ``budget_s`` (default
+    :data:`ANSWER_BUDGET_S`), is not scored: suggestion 0 and a "not scored" flag."""
     validate_item(item)
     points = float(item["points"])
-    text = normalise(answer)
-    sents = _sentences(text, question if question is not None else item.get("question"))
-    live = any(not s.echo for s in sents)
-    matches = {c["id"]: [_match(text, sents, u) for u in criterion_units(c)] for c in item["criteria"]}
+    flags = list(flags)
+    if answer and len(answer) > MAX_ANSWER_CHARS:
+        return not_scored(item, f"{len(answer)} characters, over the limit of {MAX_ANSWER_CHARS}", flags)
+    # the rendering is bounded by the length cap; the budget starts after it, so the first answer a
+    # process reads does not pay nbconvert's one-time start-up against its budget
+    text, read_flags = read_answer(answer)
+    flags += [f for f in read_flags if f not in flags]
+    question = question if question is not None else item.get("question")
+    if question:
+        _question_text(question)  # the item's question is read once per process, outside any budget
+    deadline = time.monotonic() + (ANSWER_BUDGET_S if budget_s is None else budget_s)
+    try:
+        sents = _sentences(text, question, deadline)
+        live = any(not s.echo for s in sents)
+        matches = {
+            c["id"]: [_match(text, sents, u, deadline) for u in criterion_units(c)] for c in item["criteria"]
+        }
+    except _OverBudget:
+        budget = ANSWER_BUDGET_S if budget_s is None else budget_s
+        return not_scored(item, f"scoring took longer than {budget:g} s", flags)
     off_topic = not any(m.seen for ms in matches.values() for m in ms)
 
     evidence, scores = [], {}
@@ -546,7 +613,8 @@ def suggest(answer: str | None, item: dict, *, question: str | None = None) -> W
         score,
         evidence,
         deductions,
-        _comment(item, score, points, evidence, scores, deductions),
+        _comment(item, score, points, evidence, scores, deductions, flags),
+        flags=flags,
     )
 
 
@@ -555,9 +623,16 @@ def _crit(item: dict, cid: str) -> dict:
 
 
 def _comment(
-    item: dict, score: float, points: float, evidence: list[dict], scores: dict, deductions: list[str]
+    item: dict,
+    score: float,
+    points: float,
+    evidence: list[dict],
+    scores: dict,
+    deductions: list[str],
+    flags: Sequence[str] = (),
 ) -> str:
     lines = [f"[静态审查 / static review] 建议得分 {_fmt(score)}/{_fmt(points)}"]
+    lines += [f"⚠ 请核对 / check: {f}" for f in flags]
     for ev in evidence:
         crit = _crit(item, ev["criterion"])
         mark = "✓ 满足 / met" if ev["met"] else "✗ 未满足 / missed"

@@ -12,10 +12,13 @@ to ``/autograder/results/results.json``. ``$GRADESCOPE_ROOT`` replaces ``/autogr
 What the zip holds: the engine (``autograder/*.py``), the assignment's rubric and hidden tests, its
 release notebook (the grader's reference for cell roles and checksums), ``requirements.txt`` (the engine's
 Python dependencies pinned to the versions this build ran with) and ``gradescope.json`` (assignment,
-isolation, visibility). Never the solutions notebook or the mistakes catalogue. The zip requires the
-bubblewrap sandbox unless built with ``--isolation auto``/``none``: ``setup.sh`` fails the image build
-if it cannot run there (Gradescope runs the grader as root, so the fallback would run student code as
-root beside the hidden tests).
+isolation, visibility). Never the solutions notebook or the mistakes catalogue. The zip requires a
+sandbox unless built with ``--isolation auto``/``none``: bubblewrap, or where the container refuses
+user namespaces (Docker's default seccomp profile without ``CAP_SYS_ADMIN``) the ``uid`` isolation
+(student code as a uid of its own under a seccomp filter, the autograder's files made unreadable to it:
+:func:`lock_down`, ``sandbox.Worker``); ``setup.sh`` fails the image build if neither can run there
+(Gradescope runs the grader as root, so the fallback would run student code as root beside the hidden
+tests).
 
 ``run_autograder`` finds the notebook in the submission (any name, or inside a zip), grades it with the
 local engine and sandbox (``engine.grade_notebook``, exactly what ``python -m autograder grade`` runs)
@@ -84,7 +87,14 @@ GRADING_MODULES = (
 )
 
 
-LAZY_DISTRIBUTIONS = ("nbformat",)  # notebook._upgrade (nbformat 3 notebooks)
+# notebook._upgrade (nbformat 3 notebooks); the sandbox's seccomp filter (seccomp_policy, at sandbox start);
+# the written scorer reads the review page's rendering (answer_text.visible: nbconvert's markdown, nh3)
+# (jsonschema, which nbconvert's nbformat loads, imports the format checkers of its format-nongpl extra
+# whenever they are installed, as in the course environment)
+LAZY_DISTRIBUTIONS = ("nbformat", "pyseccomp", "nbconvert", "nh3", "jsonschema[format-nongpl]")
+#: imported on the grading path only when installed (``try: import … except ImportError``: nbconvert's
+#: CSS preprocessor looks for the notebook package, BeautifulSoup for an encoding detector), so not pinned
+OPTIONAL_IMPORTS = ("notebook", "charset-normalizer")
 MAX_SUBMISSION_FILES = 10_000
 DEFAULT_ADDRESS_SPACE_MB = 512  # per sandboxed process (virtual memory), on Gradescope
 ZIP_DATE = (2020, 1, 1, 0, 0, 0)  # fixed entry times: the same inputs build the same zip
@@ -118,7 +128,7 @@ set -euo pipefail
 ROOT="${GRADESCOPE_ROOT:-/autograder}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
-apt-get install -y --no-install-recommends bubblewrap util-linux ca-certificates \
+apt-get install -y --no-install-recommends bubblewrap util-linux ca-certificates libseccomp2 \
   || echo "setup.sh: bubblewrap could not be installed; grading will use the fallback isolation"
 PY=""
 for candidate in python3.13 python3.12 python3.11 python3; do
@@ -178,21 +188,29 @@ def pinned_requirements(roots: list[str] | None = None) -> list[str]:
     from packaging.requirements import Requirement
 
     pins: dict[str, str] = {}
-    todo = list(grading_distributions() if roots is None else roots)
+    done: set[tuple[str, str]] = set()  # (distribution, extra) pairs followed
+    # (name, extras asked for): a requirement such as jsonschema[format-nongpl] brings its extra's
+    # requirements too (nbconvert's stack asks for that one, and grading imports what it brings)
+    todo: list[tuple[str, frozenset]] = []
+    for root in grading_distributions() if roots is None else roots:
+        req = Requirement(root)
+        todo.append((req.name, frozenset(req.extras)))
     while todo:
-        name = todo.pop()
+        name, extras = todo.pop()
         try:
             dist = distribution(name)
         except PackageNotFoundError:
             raise SystemExit(f"error: {name} is not installed here; cannot pin it") from None
         key = dist.metadata["Name"]
-        if key.lower() in {k.lower() for k in pins}:
+        wanted = {e for e in ("", *extras) if (key.lower(), e) not in done}
+        if not wanted:
             continue
+        done |= {(key.lower(), e) for e in wanted}
         pins[key] = dist.version
         for spec in dist.requires or []:
             req = Requirement(spec)
-            if req.marker is None or req.marker.evaluate({"extra": ""}):
-                todo.append(req.name)
+            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in wanted):
+                todo.append((req.name, frozenset(req.extras)))
     return [f"{k}=={v}" for k, v in sorted(pins.items(), key=lambda kv: kv[0].lower())]
 
 
@@ -464,8 +482,10 @@ def run(root: Path) -> int:
         if config.get("limits"):
             os.environ[LIMITS_ENV] = json.dumps(config["limits"])
         assignment = load_assignment(REPO.data_dir(config["assignment"]))
-        mode, isolation_text = resolve_isolation(config.get("isolation", "bwrap"))
+        mode, isolation_text = resolve_isolation(config.get("isolation", "bwrap"), container=True)
         print(f"isolation: {isolation_text}")
+        if mode == "uid":
+            lock_down(root)
         try:
             path, notes = find_notebook(root / "submission", assignment.notebook, scratch)
         except NoNotebook as exc:
@@ -488,6 +508,17 @@ def run(root: Path) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     atomic_write_text(results_path, results_text(data))
     return 0
+
+
+def lock_down(root: Path) -> None:
+    """The uid isolation (no bubblewrap in this container): the autograder's files become unreadable
+    to other uids (securescope's ``chmod o=``): the unpacked zip (hidden tests, rubric), the results and
+    the submission; ``root`` itself can only be traversed (the interpreter's venv stays readable)."""
+    os.chmod(root, 0o711)
+    for name in ("source", "results", "submission"):
+        path = Path(root) / name
+        if path.is_dir():
+            os.chmod(path, 0o700)
 
 
 def results_text(data: dict) -> str:
@@ -542,7 +573,7 @@ def check() -> int:
     config = json.loads((root / "source" / CONFIG_NAME).read_text(encoding="utf-8"))
     assignment = load_assignment(REPO.data_dir(config["assignment"]))
     try:
-        isolation = resolve_isolation(config.get("isolation", "bwrap"))[1]
+        isolation = resolve_isolation(config.get("isolation", "bwrap"), container=True)[1]
     except RuntimeError as exc:  # fail the image build, where the instructor looks, not every submission
         print(
             f"error: {exc}\n(this zip was built with --isolation {config.get('isolation', 'bwrap')}; "

@@ -45,6 +45,7 @@ class Answer:
     evidence: list[dict] = field(default_factory=list)
     confirmed: float | None = None  # the instructor's score in the gradebook, None while unconfirmed
     submission_id: str = ""  # nbgrader's submitted-notebook id (formgrader's page of this submission)
+    flags: tuple[str, ...] = ()  # the scorer's flags (hidden content, invisible characters, ...)
 
     @property
     def canonical(self) -> str:
@@ -57,6 +58,7 @@ def answer_of(
 ) -> Answer:
     """An :class:`Answer` from the scorer's output (``evidence``: ``[{"criterion", "met", ...}]``)."""
     met = tuple(sorted(str(e.get("criterion")) for e in evidence if e.get("met")))
+    kw["flags"] = tuple(kw.get("flags") or ())
     return Answer(student_id, text, float(points), float(suggestion), met, list(evidence), **kw)
 
 
@@ -153,7 +155,9 @@ def group_answers(
 
     by_text: dict[tuple, dict[int, list[Answer]]] = defaultdict(lambda: defaultdict(list))
     for a, c in zip(answers, canonical, strict=True):
-        by_text[(a.met, a.suggestion)][text_index[c]].append(a)
+        # a flagged answer (hidden content, invisible characters, ...) never shares a group with an answer
+        # that is not flagged the same way: what it showed the instructor is not what it held
+        by_text[(a.met, a.suggestion, tuple(sorted(a.flags)))][text_index[c]].append(a)
 
     groups = []
     for bucket in by_text.values():

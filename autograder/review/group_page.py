@@ -112,6 +112,9 @@ _ITEM = """{% extends "layout" %}{% block body %}
  · confirmed <span class="confirmed">{{ g.confirmed|length }}</span>/{{ g.size }}
  {% set scores = g.confirmed|map(attribute='confirmed')|map('num')|unique|list %}
  {% if scores %}(score{% if scores|length > 1 %}s{% endif %} {{ scores|join(', ') }}){% endif %}</h3>
+{% if g.representative.flags %}<ul class="flags">
+{% for f in g.representative.flags %}<li class="miss">⚠ {{ f|v }}</li>{% endfor %}
+</ul>{% endif %}
 <div class="answer representative">{{ g.representative.text|v }}</div>
 <ul class="evidence">
 {% for e in g.representative.evidence %}

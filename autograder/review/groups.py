@@ -205,6 +205,7 @@ def review_items(
                         it.evidence,
                         confirmed=confirmed,
                         submission_id=snb_id,
+                        flags=it.flags,
                     )
                 )
         for spec in specs:

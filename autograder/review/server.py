@@ -1,7 +1,7 @@
 """What the review server (``python -m autograder formgrader``) lets a page do: review, nothing more.
 
 formgrader pages show student text in the instructor's logged-in session. The review copies are inert
-(:mod:`autograder.gradebook.review_copy`); this module is the second line, for the day something slips through:
+(:mod:`autograder.grading.review_copy`); this module is the second line, for the day something slips through:
 
 * :class:`ReviewOnlyAuthorizer` (``--ServerApp.authorizer_class``): Jupyter's own APIs are read-only.
   No file written through ``/api/contents``, no kernel or session started (so no code run), no terminal

@@ -30,7 +30,8 @@ from pathlib import Path
 
 from autograder.core.layout import REPO
 from autograder.core.untrusted import JSON_ESCAPE_TO_CLEAN_BYTES, clean_tree
-from autograder.sandbox.worker import MAX_REPLY_BYTES, MAX_REPLY_TOKENS, reply_cost
+from autograder.sandbox import cgroups, seccomp_policy
+from autograder.sandbox.worker import MAX_REPLY_BYTES, MAX_REPLY_TOKENS, _pids_of_uid, reply_cost
 from autograder.testing import CallTimeout, Result, WorkerCrashed, encode_arg
 
 HERE = Path(__file__).resolve().parent
@@ -56,11 +57,11 @@ _uids_held: dict[int, int] = {}  # uid -> fd of its lock file
 _uid_lock = threading.Lock()
 
 
-def _take_uid() -> int:
+def _take_uid(exclude: tuple[int, ...] = ()) -> int:
     _UID_LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
     with _uid_lock:
         for uid in _UID_POOL:
-            if uid in _uids_held:
+            if uid in _uids_held or uid in exclude:
                 continue
             fd = os.open(_UID_LOCK_DIR / f"{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
             try:
@@ -95,6 +96,9 @@ class Limits:
     processes: int = 16  # RLIMIT_NPROC (tasks, threads included) per sandbox; the kernel ignores it for
     # host root, so it binds only when the sandbox runs as an unprivileged host uid (see sandbox_identity)
     tmpfs_bytes: int = 256 << 20
+    open_files: int = 64  # RLIMIT_NOFILE per process: bounds what open files (memfds, pipes) can pin
+    # the sandbox's cgroup: all its processes, their tmpfs files and memfds (autograder.sandbox.cgroups)
+    memory_bytes: int = 1 << 30
     shm_bytes: int = 64 << 20  # System V shared memory in the sandbox's IPC namespace (kernel.shmall)
 
     @classmethod
@@ -123,6 +127,7 @@ class Limits:
             "address_space_bytes": self.address_space_bytes,
             "file_bytes": self.file_bytes,
             "processes": self.processes,
+            "open_files": self.open_files,
         }
 
 
@@ -187,6 +192,71 @@ def drop_to_nobody() -> bool:
         return False
     finally:
         stage.remove()
+
+
+def _kill_uid(uid: int) -> None:
+    """SIGKILL every process of ``uid`` (the uid isolation's), in rounds until none is left."""
+
+    for _ in range(100):
+        pids = _pids_of_uid(uid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.01)
+
+
+def _seccomp_fd(deny_memfd: bool) -> int | None:
+    """The compiled seccomp filter for a new sandbox, or None where none can be built (the isolation
+    text says so: :func:`hardening`)."""
+
+    if not seccomp_policy.available()[0]:
+        return None
+    return seccomp_policy.filter_fd(deny_memfd=deny_memfd)
+
+
+def _new_cgroup(limits: Limits):
+    """The sandbox's own memory and pids cgroup (``autograder.sandbox.cgroups``), or None where none can be made."""
+
+    if os.environ.get(NO_CGROUP_ENV) == "1" or not cgroups.usable()[0]:
+        return None
+    try:
+        # pids: the student's tasks plus bubblewrap, its init, the zygote and the staging shell
+        return cgroups.SandboxCgroup(limits.memory_bytes, limits.processes + 8)
+    except OSError:
+        return None
+
+
+NO_CGROUP_ENV = "AUTOGRADER_NO_CGROUP"  # "1": no cgroup even where one could be made (tests, comparisons)
+
+
+def _uid_hardening() -> str:
+
+    ok, text = cgroups.usable()
+    if ok and os.environ.get(NO_CGROUP_ENV) != "1":
+        return text
+    return f"{text if not ok else 'no cgroup'}: memory limited per process only, memfd_create denied"
+
+
+def hardening() -> str:
+    """What the isolation text adds: the seccomp filter (or its absence) and the sandbox's cgroup (or
+    why there is none, and that memfd_create is then denied)."""
+
+    ok, text = seccomp_policy.available()
+    parts = [
+        f"{text}; no user namespaces inside" if ok else f"{text}: processes inside could create namespaces"
+    ]
+    cg_ok, cg_text = cgroups.usable()
+    if cg_ok and os.environ.get(NO_CGROUP_ENV) != "1":
+        parts.append(cg_text)
+    else:
+        why = cg_text if not cg_ok else f"no cgroup (${NO_CGROUP_ENV}=1)"
+        memfd = "memfd_create denied" if ok else "memfd NOT capped"
+        parts.append(f"{why}: memory limited per process only, {memfd}")
+    return "; ".join(parts)
 
 
 def sandbox_identity() -> str:
@@ -280,11 +350,12 @@ def _ipc_sysctls(limits: Limits) -> list[str]:
     ]  # fmt: skip
 
 
-ISOLATIONS = ("bwrap", "none", "auto")
+ISOLATIONS = ("bwrap", "uid", "none", "auto")
 #: what each ``--isolation`` choice means, for every command's help
 ISOLATION_HELP = {
     "bwrap": "refuse to run unless bubblewrap can sandbox student code",
     "auto": "bubblewrap where it can run, else the fallback (said so)",
+    "uid": "a separate uid with seccomp, for containers without user namespaces (Gradescope)",
     "none": "the fallback, NOT a sandbox: student code runs as you (SECURITY.md)",
 }
 
@@ -302,19 +373,47 @@ def add_isolation_argument(parser, *, default: str, choices: tuple[str, ...] = I
     )
 
 
-def resolve_isolation(requested: str = "bwrap") -> tuple[str, str]:
-    """Return ("bwrap"|"fallback", human description).
+UID_ISOLATION = (
+    "separate uid (no user namespaces here, so no bubblewrap): student code runs as an unprivileged host "
+    "uid of its own with no_new_privs and a seccomp filter (no network but Unix sockets, no namespaces, "
+    "no inotify), rlimits, in a private directory; the grader's files are unreadable to it"
+)
+
+
+def uid_usable() -> tuple[bool, str]:
+    """Whether the ``uid`` isolation can run: a root grader, ``setpriv``, and a seccomp filter."""
+
+    if os.geteuid() != 0:
+        return False, "the uid isolation needs a root grader (it gives student code a uid of its own)"
+    if not shutil.which("setpriv"):
+        return False, "the uid isolation needs setpriv (util-linux)"
+    ok, why = seccomp_policy.available()
+    return (True, "") if ok else (False, why)
+
+
+def resolve_isolation(requested: str = "bwrap", container: bool = False) -> tuple[str, str]:
+    """Return ("bwrap"|"uid"|"fallback", human description).
 
     ``bwrap`` (what ``grade`` uses unless told otherwise) requires bubblewrap: RuntimeError, saying how
-    to go on, if it cannot run. ``none`` is the fallback, only when asked for by name. ``auto`` takes
-    bubblewrap if usable, else the fallback: for the demo's own sample class and the test-suite."""
+    to go on, if it cannot run. With ``container`` (Gradescope: a container holding nothing but the
+    autograder, whose files the grader makes unreadable to other uids) ``bwrap`` takes the ``uid``
+    isolation where bubblewrap cannot run. ``uid`` asks for that isolation by name. ``none`` is the
+    fallback, only when asked for by name. ``auto`` takes bubblewrap if usable, else the fallback: for
+    the demo's own sample class and the test-suite."""
     if requested not in ISOLATIONS:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, not {requested!r}")
     if requested == "none":
         return "fallback", FALLBACK
     ok, why = bwrap_usable()
-    if ok:
-        return "bwrap", f"{BWRAP}; {sandbox_identity()}"
+    if ok and requested != "uid":
+        return "bwrap", f"{BWRAP}; {sandbox_identity()}; {hardening()}"
+    if requested == "uid" or (requested == "bwrap" and container):
+        uid_ok, uid_why = uid_usable()
+        if uid_ok:
+            return "uid", f"{UID_ISOLATION}; {_uid_hardening()}"
+        if requested == "uid":
+            raise RuntimeError(f"no uid isolation: {uid_why}")
+        why = f"{why}; {uid_why}"
     if requested == "bwrap":
         raise RuntimeError(
             f"no sandbox: {why}. Refusing to run student code unsandboxed. Install bubblewrap (or grade on a "
@@ -373,10 +472,18 @@ _NAMESPACES_BUT_IPC = (
 )
 
 
-def bwrap_command(limits: Limits, ctrl_fd: int, stage: _Stage | None = None) -> list[str]:
-    """The bubblewrap command line; with ``stage`` the interpreter and worker come from staged mounts."""
+def bwrap_command(
+    limits: Limits, ctrl_fd: int, stage: _Stage | None = None, seccomp_fd: int | None = None
+) -> list[str]:
+    """The bubblewrap command line; with ``stage`` the interpreter and worker come from staged mounts;
+    with ``seccomp_fd`` (:func:`autograder.sandbox.seccomp_policy.filter_fd`) no process inside can create a
+    namespace (``--disable-userns`` and the filter) or reach the kernel interfaces the filter denies."""
     # with a stage, the IPC namespace is the one root prepared (with limits); otherwise bubblewrap's own
     namespaces = ["--unshare-all"] if stage is None else [*_NAMESPACES_BUT_IPC]
+    if seccomp_fd is not None:
+        if "--unshare-user" not in namespaces:
+            namespaces.append("--unshare-user")  # --disable-userns needs it (--unshare-all only tries)
+        namespaces += ["--disable-userns", "--assert-userns-disabled", "--seccomp", str(seccomp_fd)]
     cmd = ["bwrap", *namespaces, "--die-with-parent", "--new-session", "--uid", "65534", "--gid", "65534"]
     cmd += _system_binds()
     if stage is not None:
@@ -422,6 +529,8 @@ class Worker:
     chan: socket.socket | None = None
     tmpdir: str = ""
     stage: _Stage | None = None
+    cgroup: object | None = None  # autograder.sandbox.cgroups.SandboxCgroup, where the grader can make one
+    uid: int | None = None  # the uid isolation's host uid
     restarts: int = 0
     _serial: int = 0  # the id of the last call request sent
     last_reap: dict = field(default_factory=dict)
@@ -444,13 +553,21 @@ class Worker:
     def _start(self) -> None:
         ours, theirs = socket.socketpair()
         fd = theirs.fileno()
+        passed = [fd]
         if self.mode == "bwrap":
+            self.cgroup = _new_cgroup(self.limits)
+            seccomp = _seccomp_fd(deny_memfd=self.cgroup is None)  # no cgroup charges a memfd: none at all
+            passed += [seccomp] if seccomp is not None else []
             if drop_to_nobody():
                 self.stage = _Stage(_take_uid())
-                cmd = self.stage.wrap(bwrap_command(self.limits, fd, self.stage), self.limits)
+                cmd = self.stage.wrap(bwrap_command(self.limits, fd, self.stage, seccomp), self.limits)
             else:
-                cmd = bwrap_command(self.limits, fd)
+                cmd = bwrap_command(self.limits, fd, seccomp_fd=seccomp)
+            if self.cgroup is not None:
+                cmd = self.cgroup.wrap(cmd)
             cwd, env = None, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        elif self.mode == "uid":
+            cmd, cwd, env = self._uid_command(fd, passed)
         else:
             self.tmpdir = tempfile.mkdtemp(prefix=f"grader-fallback-{os.getpid()}-")
             cmd = [
@@ -464,16 +581,20 @@ class Worker:
                 str(PROJECT_ROOT),
             ]
             cwd, env = self.tmpdir, _clean_env(self.tmpdir)
-        self.proc = subprocess.Popen(
-            cmd,
-            pass_fds=[fd],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                cmd,
+                pass_fds=passed,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        finally:
+            for extra in passed[1:]:
+                os.close(extra)
         theirs.close()
         self.ctrl = ours
         hello = self._recv_ctrl(timeout=30)
@@ -481,6 +602,45 @@ class Worker:
             err = self.proc.stderr.read(2000).decode(errors="replace") if self.proc.stderr else ""
             self.stop()
             raise RuntimeError(f"the grading worker did not start ({self.mode}): {err.strip()}")
+
+    def _uid_command(self, fd: int, passed: list[int]) -> tuple[list[str], str, dict]:
+        """The ``uid`` isolation: a uid of its own (RLIMIT_NPROC then counts only its tasks), a private
+        directory only it can enter, a copy of the worker script (the grader's files stay unreadable),
+        ``no_new_privs`` and the seccomp filter, loaded by the worker before it reads any student code."""
+
+        # not "nobody" itself: every process of this uid is killed when the sandbox stops
+        self.uid = _take_uid(exclude=(SANDBOX_UID,))
+        self.tmpdir = tempfile.mkdtemp(prefix=f"grader-uid-{os.getpid()}-")
+        os.chmod(self.tmpdir, 0o711)
+        work = os.path.join(self.tmpdir, "work")
+        os.mkdir(work, 0o700)
+        os.chown(work, self.uid, self.uid)
+        worker = os.path.join(self.tmpdir, "worker.py")
+        shutil.copyfile(WORKER, worker)
+        os.chmod(worker, 0o644)
+        self.cgroup = _new_cgroup(self.limits)
+        seccomp = seccomp_policy.filter_fd(deny_memfd=self.cgroup is None, deny_network=True)
+        passed.append(seccomp)
+        cmd = [
+            "setpriv",
+            f"--reuid={self.uid}",
+            f"--regid={self.uid}",
+            "--clear-groups",
+            "--no-new-privs",
+            "--",
+            sys.executable,
+            "-I",
+            "-B",
+            worker,
+            str(fd),
+            os.path.join(work, "scratch"),
+            "uid",
+            str(seccomp),
+            str(PROJECT_ROOT),
+        ]
+        if self.cgroup is not None:
+            cmd = self.cgroup.wrap(cmd)
+        return cmd, work, _clean_env(work)
 
     def stop(self, close: bool = False) -> None:
         """Tear the whole sandbox down: every process in it dies with it. ``close``: for good."""
@@ -513,6 +673,13 @@ class Worker:
             if stage is not None:
                 stage.remove()
                 _give_uid(stage.uid)
+            uid, self.uid = self.uid, None
+            if uid is not None:  # the uid isolation: nothing of that uid survives its sandbox
+                _kill_uid(uid)
+                _give_uid(uid)
+            cgroup, self.cgroup = self.cgroup, None
+            if cgroup is not None:
+                cgroup.remove()
 
     def restart(self) -> None:
         self.stop()
@@ -526,7 +693,9 @@ class Worker:
             self.start()
         try:
             limits = self.limits.for_child()
-            if self.mode != "bwrap":  # outside a user namespace RLIMIT_NPROC counts all the user's processes
+            if (
+                self.mode == "fallback"
+            ):  # outside a uid of its own RLIMIT_NPROC counts all the user's processes
                 limits["processes"] = 0
             _send(self.ctrl, {"op": "spawn", "cells": cells, "limits": limits})
             self.ctrl.settimeout(5)

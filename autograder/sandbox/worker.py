@@ -364,6 +364,9 @@ def child_main(chan: socket.socket, out_w: int, workdir: str, cells: list, limit
     nproc = int(limits.get("processes", 0))
     if nproc:
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    nofile = int(limits.get("open_files", 0))
+    if nofile:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
     sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
@@ -399,6 +402,7 @@ class Zygote:
         self.output_bytes = 0
         self.drain = None
         self.workdir = ""
+        self.own_uid = False  # every process of this uid is the sandbox's (the uid isolation)
 
     def serve(self) -> None:
         while True:
@@ -497,6 +501,8 @@ class Zygote:
                 if name.isdigit() and int(name) not in (1, me):
                     pids.append(int(name))
             return pids
+        if self.own_uid:  # a host uid of our own: every process of it but us
+            return [pid for pid in _pids_of_uid(os.getuid()) if pid != me]
         # fallback: the child's session (processes that left it escape; SECURITY.md says so)
         pids = []
         for name in os.listdir("/proc"):
@@ -540,6 +546,23 @@ class Zygote:
                     os.unlink(path)
             except OSError:
                 ok = False
+        if self.own_uid:  # what our uid left in the world-writable directories
+            for top in ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue"):
+                try:
+                    names = os.listdir(top)
+                except OSError:
+                    continue
+                for name in names:
+                    path = os.path.join(top, name)
+                    try:
+                        if os.lstat(path).st_uid != os.getuid() or path == self.scratch:
+                            continue
+                        if os.path.isdir(path) and not os.path.islink(path):
+                            shutil.rmtree(path)
+                        else:
+                            os.unlink(path)
+                    except OSError:
+                        ok = False
         if self.in_sandbox:
             for name in os.listdir("/tmp"):
                 path = os.path.join("/tmp", name)
@@ -559,7 +582,8 @@ class Zygote:
         sandbox's IPC namespace, so the next child finds none. All of them belong to our uid (the
         only one mapped in the sandbox), so IPC_RMID is allowed; every process that had a segment
         attached is already dead, so its memory is freed now. False if any is left."""
-        if not self.in_sandbox:  # the fallback shares the host's IPC namespace: nothing is ours to remove
+        owner = os.getuid() if self.own_uid else None  # the uid isolation: the host's namespace, our uid's
+        if not self.in_sandbox and owner is None:  # the fallback shares the host's IPC namespace
             return True
         libc = ctypes.CDLL(None, use_errno=True)
         remove = {
@@ -568,18 +592,41 @@ class Zygote:
             "sem": lambda ident: libc.semctl(ident, 0, 0),
         }
         for kind, rm in remove.items():
-            for ident in _ipc_ids(kind):
+            for ident in _ipc_ids(kind, owner):
                 rm(ident)
-        return not any(_ipc_ids(kind) for kind in remove)
+        return not any(_ipc_ids(kind, owner) for kind in remove)
 
 
-def _ipc_ids(kind: str) -> list[int]:
+def _ipc_ids(kind: str, owner: int | None = None) -> list[int]:
+    """The ids of System V IPC objects of one kind; with ``owner``, only those whose uid it is."""
     try:
         with open(f"/proc/sysvipc/{kind}") as fh:
-            lines = fh.read().splitlines()[1:]
-    except OSError:
+            header, *lines = fh.read().splitlines()
+    except (OSError, ValueError):
         return []
-    return [int(line.split()[1]) for line in lines if len(line.split()) > 1]
+    col = header.split().index("uid") if "uid" in header.split() else None
+    return [
+        int(line.split()[1])
+        for line in lines
+        if len(line.split()) > 1 and (owner is None or (col is not None and int(line.split()[col]) == owner))
+    ]
+
+
+def _pids_of_uid(uid: int) -> list[int]:
+    """Processes whose real, effective or saved uid is ``uid`` (from /proc/<pid>/status, which a process
+    cannot hide by making itself non-dumpable)."""
+    pids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", "rb") as fh:
+                line = next(x for x in fh if x.startswith(b"Uid:"))
+            if uid in {int(v) for v in line.split()[1:4]}:
+                pids.append(int(name))
+        except (OSError, StopIteration, ValueError):
+            continue
+    return pids
 
 
 def _harden_imports(hidden: list[str]) -> None:
@@ -594,11 +641,33 @@ def _harden_imports(hidden: list[str]) -> None:
             del sys.modules[name]
 
 
+def load_seccomp(fd: int) -> None:
+    """Install the grader's compiled seccomp filter (``autograder.sandbox.seccomp_policy``, read from ``fd``) on
+    this process and everything it will start; ``no_new_privs`` first, as the kernel requires."""
+
+    class _Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read()
+    buf = ctypes.create_string_buffer(data, len(data))
+    prog = _Prog(len(data) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+    if libc.prctl(38, 1, None, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS")
+    if libc.prctl(22, 2, ctypes.addressof(prog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        raise OSError(ctypes.get_errno(), "PR_SET_SECCOMP")
+
+
 def main(argv: list[str]) -> None:
     ctrl_fd = int(argv[1])
     scratch = argv[2]
     in_sandbox = argv[3] == "sandbox"
-    hidden = argv[4:]
+    own_uid = argv[3] == "uid"  # the uid isolation: a host uid of our own, our seccomp filter in argv[4]
+    hidden = argv[5:] if own_uid else argv[4:]
+    if own_uid:
+        load_seccomp(int(argv[4]))  # before anything else runs: no student code ever runs without it
     _harden_imports(hidden)
     try:  # a child must not be able to read this process's memory or ptrace it
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
@@ -613,7 +682,9 @@ def main(argv: list[str]) -> None:
     # the collector never walks it, so a child's collections do not write to (and copy) those pages
     gc.collect()
     gc.freeze()
-    Zygote(ctrl, scratch, in_sandbox).serve()
+    zygote = Zygote(ctrl, scratch, in_sandbox)
+    zygote.own_uid = own_uid
+    zygote.serve()
 
 
 if __name__ == "__main__":
