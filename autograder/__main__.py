@@ -1,5 +1,5 @@
-"""Command line: ``python -m autograder {grade,merge,export,demo,formgrader,groups,collect,check,gradescope,
-selfcheck}``."""
+"""Command line: ``python -m autograder {grade,merge,export,report,demo,formgrader,groups,collect,check,
+gradescope,selfcheck}``."""
 
 from __future__ import annotations
 
@@ -102,6 +102,8 @@ def cmd_grade(args) -> int:
     )
     if not args.quiet:
         print(_table(results, Path(args.out).resolve()))
+        if shard is None:
+            _print_report(Path(args.out))
         if shard is not None:
             print(
                 f"shard {shard}: {len(results)} submissions; merge all {shard.count} outputs with "
@@ -119,6 +121,36 @@ def cmd_merge(args) -> int:
         raise SystemExit(f"error: {exc}") from None
     if not args.quiet:
         print(_table(results, Path(args.out).resolve()))
+        _print_report(Path(args.out))
+    return 0
+
+
+def _print_report(out: Path) -> None:
+    """Build the class report (``autograder.report``) after a batch and print its path; a report that
+    cannot be built is said so, never fails the batch (the grades are already written)."""
+    from .report import build
+
+    try:
+        print(f"class report: {build(out)}")
+    except Exception as exc:  # noqa: BLE001
+        print(
+            f"class report: not written ({type(exc).__name__}: {exc}); retry with "
+            f"`python -m autograder report --out {out}`",
+            file=sys.stderr,
+        )
+
+
+def cmd_report(args) -> int:
+    from .report import build
+
+    out = Path(args.out)
+    if not (out / "results").is_dir():
+        print(
+            f"error: {out} has no graded results (grade into it first: python -m autograder grade ...)",
+            file=sys.stderr,
+        )
+        return 2
+    print(build(out, similarity=not args.no_similarity))
     return 0
 
 
@@ -198,6 +230,7 @@ def cmd_demo(args) -> int:
         )
     results = grade_class(submissions, out / "grading", isolation=args.isolation, jobs=args.jobs, force=True)
     print(_table(results, out / "grading"))
+    _print_report(out / "grading")
     print(f"\nReview written answers: make formgrader OUT={out / 'grading'}")
     print(f"Answer groups (what you review): python -m autograder groups --out {out / 'grading'}")
     return 0
@@ -331,6 +364,14 @@ def main(argv: list[str] | None = None) -> int:
         "--output", type=Path, help="where to write the LMS file (default OUT/grades-<format>.csv)"
     )
     e.set_defaults(func=cmd_export)
+
+    rp = sub.add_parser(
+        "report",
+        help="write OUT/report/index.html (class report: item analytics, similar submissions) and items.csv",
+    )
+    rp.add_argument("--out", default="build/grading", help="a graded output directory")
+    rp.add_argument("--no-similarity", action="store_true", help="skip the similarity check")
+    rp.set_defaults(func=cmd_report)
 
     d = sub.add_parser("demo", help="build a sample class from the release and grade it")
     d.add_argument("--out", default="build/demo")
