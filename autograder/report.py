@@ -486,6 +486,14 @@ overflow:auto;max-height:40rem;white-space:pre-wrap;word-break:break-word} .hit{
 """
 
 
+def _said(text) -> str:
+    """Text that came from a submission (ids, failure messages that quote the student's exception, code,
+    answers): control, bidi and zero-width characters made visible (``group_review.shown``), then escaped."""
+    from .group_review import shown
+
+    return esc(shown(text))
+
+
 def _num(x: float | None, digits: int = 2) -> str:
     if x is None:
         return "—"
@@ -497,17 +505,14 @@ def _pct(x: float | None) -> str:
 
 
 def _code_view(doc, lines: set[int]) -> str:
-    from .group_review import shown
-
     out = []
     for n, line in enumerate(doc.text.split("\n"), start=1):
-        text = esc(shown(line)) or " "
+        text = _said(line) or " "
         out.append(f"<span class='hit'>{text}</span>" if n in lines else text)
     return "<pre>" + "\n".join(out) + "</pre>"
 
 
 def _similarity_section(rep: AssignmentReport) -> list[str]:
-    from .group_review import shown
     from .similarity import MIN_FINGERPRINTS, THRESHOLD
 
     f = rep.similarity
@@ -543,7 +548,7 @@ def _similarity_section(rep: AssignmentReport) -> list[str]:
         p = below[0]
         parts.append(
             f"<p class='note'>Highest pair below the threshold: {_num(p.score)} "
-            f"({esc(p.a.student_id)} / {esc(p.b.student_id)}).</p>"
+            f"({_said(p.a.student_id)} / {_said(p.b.student_id)}).</p>"
         )
     shown_pairs = f.flagged[:MAX_PAIRS]
     if shown_pairs:
@@ -553,7 +558,7 @@ def _similarity_section(rep: AssignmentReport) -> list[str]:
         )
         for n, p in enumerate(shown_pairs, 1):
             parts.append(
-                f"<tr data-pair='{n}'><td>{n}</td><td>{esc(p.a.student_id)}</td><td>{esc(p.b.student_id)}</td>"
+                f"<tr data-pair='{n}'><td>{n}</td><td>{_said(p.a.student_id)}</td><td>{_said(p.b.student_id)}</td>"
                 f"<td class='num'>{_num(p.score)}</td><td class='num'>{_pct(p.cover_a)}</td>"
                 f"<td class='num'>{_pct(p.cover_b)}</td><td class='num'>{len(p.shared)}</td></tr>"
             )
@@ -562,10 +567,10 @@ def _similarity_section(rep: AssignmentReport) -> list[str]:
             parts.append(f"<p class='note'>{len(f.flagged) - MAX_PAIRS} more in similarity.csv.</p>")
         for n, p in enumerate(shown_pairs, 1):
             parts.append(
-                f"<details class='pair'><summary>#{n} {esc(p.a.student_id)} ↔ {esc(p.b.student_id)}: "
+                f"<details class='pair'><summary>#{n} {_said(p.a.student_id)} ↔ {_said(p.b.student_id)}: "
                 f"{_num(p.score)}</summary><div class='sbs'>"
-                f"<div><b>{esc(p.a.student_id)}</b>{_code_view(p.a, p.a.lines_of(p.shared))}</div>"
-                f"<div><b>{esc(p.b.student_id)}</b>{_code_view(p.b, p.b.lines_of(p.shared))}</div>"
+                f"<div><b>{_said(p.a.student_id)}</b>{_code_view(p.a, p.a.lines_of(p.shared))}</div>"
+                f"<div><b>{_said(p.b.student_id)}</b>{_code_view(p.b, p.b.lines_of(p.shared))}</div>"
                 "</div></details>"
             )
     parts.append(
@@ -574,9 +579,9 @@ def _similarity_section(rep: AssignmentReport) -> list[str]:
         f"answers and the release's placeholder are left out. {len(f.written)} group(s).</p>"
     )
     for g in f.written:
-        names = ", ".join(esc(a.student_id) for a in g.members)
+        names = ", ".join(_said(a.student_id) for a in g.members)
         body = "".join(
-            f"<div><b>{esc(a.student_id)}</b><pre class='answer'>{esc(shown(a.text))}</pre></div>"
+            f"<div><b>{_said(a.student_id)}</b><pre class='answer'>{_said(a.text)}</pre></div>"
             for a in g.members[:4]
         )
         more = f"<p class='note'>… and {len(g.members) - 4} more.</p>" if len(g.members) > 4 else ""
@@ -711,7 +716,7 @@ def _assignment_section(rep: AssignmentReport) -> list[str]:
         for fl in rep.failures:
             parts.append(
                 f"<tr><td class='num'>{fl.count}</td><td>{esc(fl.item)}</td><td>{esc(fl.test)}</td>"
-                f"<td>{esc(fl.message)}</td></tr>"
+                f"<td>{_said(fl.message)}</td></tr>"
             )
         parts.append("</table>")
     else:
