@@ -407,7 +407,8 @@ def _score_figure(rep: AssignmentReport) -> str:
         top = max([st.points, *st.scores]) or 1.0
         bins = np.linspace(0, top, 9 if st.id != "total" else 11)
         ax.hist(st.scores, bins=bins, color="#4c72b0" if st.id != "total" else "#dd8452", edgecolor="white")
-        ax.set_title(f"{st.id} ({st.kind}, {st.points:g} pts)", fontsize=9)
+        extra = ", extra credit" if st.extra_credit else ""
+        ax.set_title(f"{st.id} ({st.kind}, {st.points:g} pts{extra})", fontsize=9)
         ax.set_xlim(0, top)
         ax.tick_params(labelsize=8)
         ax.set_xlabel("score", fontsize=8)

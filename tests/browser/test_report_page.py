@@ -31,7 +31,9 @@ def test_report_opens_from_disk_with_its_figures_and_stays_inert(page, artifacts
         assert box and box["width"] > 200 and box["height"] > 80, (name, box)
         # drawn, not an empty frame: matplotlib's bars and glyphs are paths (and <use> of glyph paths)
         assert svg.locator("path").count() > 10, name
-    page.locator("figure[data-figure='discrimination']").screenshot(path=str(artifacts / "discrimination.png"))
+    page.locator("figure[data-figure='discrimination']").screenshot(
+        path=str(artifacts / "discrimination.png")
+    )
 
     pair = page.locator("details.pair")
     assert pair.count() == 1
