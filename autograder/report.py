@@ -164,6 +164,7 @@ class AssignmentReport:
     due: datetime | None = None
     grace: timedelta = timedelta(0)
     similarity: object = None  # SimilarityFindings, filled by build()
+    similarity_note: str = ""  # why there are no findings
 
     @property
     def max_total(self) -> float:
@@ -529,7 +530,7 @@ def _similarity_section(rep: AssignmentReport) -> list[str]:
         "the instructor's, after reading both submissions and talking to the students.</p>"
     )
     if f is None:
-        parts.append("<p>This assignment is not known to this grader: no similarity check.</p>")
+        parts.append(f"<p>{esc(rep.similarity_note or 'No similarity check.')}</p>")
         return parts
     parts.append(
         f"<p>Code: winnowing over normalised Python tokens (<code>autograder/similarity.py</code>); score = "
@@ -896,10 +897,13 @@ def build(out_dir: Path | str, similarity: bool = True) -> Path:
         except CourseError:
             policies = {}
     reports = compute(results, policies, _rubrics())
-    if similarity:
-        for rep in reports:
-            if rep.graded:
-                rep.similarity = similarity_findings(out, rep)
+    for rep in reports:
+        if not similarity:
+            rep.similarity_note = "Similarity check skipped (report --no-similarity)."
+        elif rep.graded:
+            rep.similarity = similarity_findings(out, rep)
+            if rep.similarity is None:
+                rep.similarity_note = "This assignment is not known to this grader: no similarity check."
     folder = out / REPORT_DIR
     stamp = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     atomic_write_text(folder / "items.csv", items_csv(reports))

@@ -95,6 +95,34 @@ def test_numbers_equal_hand_computed(tmp_path):
         assert re.search(rf"<figure class='fig' data-figure='{figure}'><svg", html), figure
 
 
+def test_report_command(tmp_path, capsys):
+    from autograder.__main__ import main
+
+    assert main(["report", "--out", str(tmp_path)]) == 2  # nothing graded there
+    assert "has no graded results" in capsys.readouterr().err
+    hand_class(tmp_path)
+    assert main(["report", "--out", str(tmp_path), "--no-similarity"]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path.resolve() / "report" / "index.html")
+    html = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "Similarity check skipped (report --no-similarity)" in html
+
+
+def test_empty_and_unknown_assignments(tmp_path):
+    """No results: a page that says so. An assignment this grader does not know: its numbers, no
+    similarity check (there is no release to exclude)."""
+    (tmp_path / "results").mkdir()
+    assert "No results in this directory" in build(tmp_path).read_text(encoding="utf-8")
+    for r in hand_class(tmp_path):
+        r.assignment_id = "99-retired"
+        r.save(tmp_path / "results" / r.student_id / "99-retired.json")
+    html = build(tmp_path).read_text(encoding="utf-8")
+    assert "not known to this grader: no similarity check" in html
+    assert {r["assignment_id"] for r in _rows(tmp_path / "report" / "items.csv")} == {
+        "99-retired",
+        ASSIGNMENT,
+    }
+
+
 def test_page_is_inert(tmp_path):
     """Student text (a failure message quoting it, code in the side-by-side view) is escaped; the page has
     no script and a CSP that would refuse one."""

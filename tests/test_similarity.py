@@ -144,6 +144,26 @@ def test_renamed_and_reformatted_copy_is_the_top_pair_and_independent_solutions_
     assert {best.a.student_id, best.b.student_id} == {"closed_form", "split"}
 
 
+@pytest.mark.parametrize(
+    ("assignment", "notebook"),
+    [("16-asymmetric-pipeline", "asymmetric_pipeline"), ("03-load-imbalance", "load_imbalance")],
+)
+def test_no_two_complete_catalogue_files_look_alike(assignment, notebook):
+    """Every complete file of a catalogue (no ``# include: reference``: alternatives, null implementations,
+    fakes) and the reference were written apart: no pair reaches the threshold. (Patches over the reference
+    are copies of it by construction and would.)"""
+    directory = AUTOGRADER_DIR / assignment
+    exclude = _release_exclusion(assignment, notebook)
+    docs = [Document.of("reference", [reference_code(directory)], exclude)]
+    for path in sorted((directory / "mistakes").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if not INCLUDE.search(text):
+            docs.append(Document.of(path.stem, [text], exclude))
+    pairs, small = compare_class(docs)
+    assert len(docs) - len(small) >= 3
+    assert all(p.score < THRESHOLD for p in pairs), [(p.a.student_id, p.b.student_id, p.score) for p in pairs]
+
+
 @pytest.mark.parametrize("name", [*NEW_SOLUTIONS, "16_closed_form_renamed"])
 def test_the_solutions_written_for_the_test_are_real_solutions(name):
     """The independent solutions (and the copy) earn full marks on lesson 16's exercises: the threshold is
