@@ -559,20 +559,22 @@ def _similarity_section(rep: AssignmentReport) -> list[str]:
             "<th class='num'>A found in B</th><th class='num'>B found in A</th><th class='num'>shared</th></tr>"
         )
         for n, p in enumerate(shown_pairs, 1):
+            shared = p.shared
             parts.append(
                 f"<tr data-pair='{n}'><td>{n}</td><td>{_said(p.a.student_id)}</td><td>{_said(p.b.student_id)}</td>"
                 f"<td class='num'>{_num(p.score)}</td><td class='num'>{_pct(p.cover_a)}</td>"
-                f"<td class='num'>{_pct(p.cover_b)}</td><td class='num'>{len(p.shared)}</td></tr>"
+                f"<td class='num'>{_pct(p.cover_b)}</td><td class='num'>{p.common}</td></tr>"
             )
         parts.append("</table>")
         if len(f.flagged) > MAX_PAIRS:
             parts.append(f"<p class='note'>{len(f.flagged) - MAX_PAIRS} more in similarity.csv.</p>")
         for n, p in enumerate(shown_pairs, 1):
+            shared = p.shared
             parts.append(
                 f"<details class='pair'><summary>#{n} {_said(p.a.student_id)} ↔ {_said(p.b.student_id)}: "
                 f"{_num(p.score)}</summary><div class='sbs'>"
-                f"<div><b>{_said(p.a.student_id)}</b>{_code_view(p.a, p.a.lines_of(p.shared))}</div>"
-                f"<div><b>{_said(p.b.student_id)}</b>{_code_view(p.b, p.b.lines_of(p.shared))}</div>"
+                f"<div><b>{_said(p.a.student_id)}</b>{_code_view(p.a, p.a.lines_of(shared))}</div>"
+                f"<div><b>{_said(p.b.student_id)}</b>{_code_view(p.b, p.b.lines_of(shared))}</div>"
                 "</div></details>"
             )
     parts.append(
@@ -853,7 +855,7 @@ def similarity_csv(reports: list[AssignmentReport]) -> str:
         for p in f.flagged:
             w.writerow(
                 [csv_cell(rep.assignment_id), "code", "", csv_cell(p.a.student_id), csv_cell(p.b.student_id)]
-                + [_f(p.score), _f(p.cover_a), _f(p.cover_b), str(len(p.shared))]
+                + [_f(p.score), _f(p.cover_a), _f(p.cover_b), str(p.common)]
             )
         for g in f.written:
             for i, a in enumerate(g.members):
