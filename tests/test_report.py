@@ -201,6 +201,25 @@ def test_grade_prints_the_report_path(graded):
     assert (out / "report" / "items.csv").is_file()
 
 
+def test_report_never_changes_a_grade(graded):
+    """Building the report again leaves every result, grades.csv, the gradebook and the feedback as they were."""
+    import hashlib
+
+    out, _ = graded
+
+    def digest() -> dict[str, str]:
+        return {
+            str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(out.rglob("*"))
+            if p.is_file() and "report" not in p.relative_to(out).parts
+        }
+
+    before = digest()
+    assert any(k.startswith("results/") for k in before) and "gradebook.db" in before
+    build(out)
+    assert digest() == before
+
+
 def test_graded_class_numbers_match_grades_csv(graded):
     """The report's means are those of grades.csv (the same results, read back)."""
     out, _ = graded
