@@ -89,6 +89,12 @@ def cmd_grade(args) -> int:
         shard = parse_shard(args.shard) if args.shard else None
     except ShardError as exc:
         raise SystemExit(f"error: {exc}") from None
+    from .seeding import SecretError, load_secret
+
+    try:
+        secret = load_secret(args.secret)
+    except SecretError as exc:
+        raise SystemExit(f"error: {exc}") from None
     results = grade_class(
         Path(args.submissions),
         Path(args.out),
@@ -99,6 +105,7 @@ def cmd_grade(args) -> int:
         quiet=args.quiet,
         shard=shard,
         course=Path(args.course) if args.course else None,
+        secret=secret,
     )
     if not args.quiet:
         print(_table(results, Path(args.out).resolve()))
@@ -327,6 +334,13 @@ def main(argv: list[str] | None = None) -> int:
         "--course",
         help="course file with due dates and late policies (course.yaml; kept as "
         "OUT/course.yaml for later runs)",
+    )
+    g.add_argument(
+        "--secret",
+        metavar="FILE",
+        help="course secret (kept outside the repository): each student's random hidden cases are "
+        "seeded from it and their id (default: the file named by $AUTOGRADER_SECRET_FILE; none: "
+        "the tests' fixed seeds). Keep it for re-grades: another secret re-grades everyone",
     )
     g.set_defaults(func=cmd_grade)
 

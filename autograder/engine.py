@@ -397,8 +397,18 @@ def shutdown_workers() -> None:
 
 
 def grade_extracted(
-    assignment: Assignment, extracted: Extracted, isolation: str, confirmed: dict | None = None
+    assignment: Assignment,
+    extracted: Extracted,
+    isolation: str,
+    confirmed: dict | None = None,
+    *,
+    student_id: str = "",
+    secret: bytes | None = None,
 ) -> tuple[list[ItemResult], list[str], dict]:
+    """Run the hidden tests on ``extracted``'s code; with a course ``secret``, their random cases are
+    ``student_id``'s own (``autograder.seeding``)."""
+    from .seeding import for_student
+
     worker = _worker_for(assignment.limits, isolation)
     sub = Submission(
         worker,
@@ -407,7 +417,8 @@ def grade_extracted(
         deadline=time.monotonic() + assignment.limits.submission_timeout,
     )
     try:
-        outcomes = run_tests(assignment, sub)
+        with for_student(secret, student_id):
+            outcomes = run_tests(assignment, sub)
     finally:
         report = sub.close()
     notes = []
@@ -449,7 +460,10 @@ def grade_notebook(
     isolation: str,
     isolation_text: str,
     confirmed: dict | None = None,
+    secret: bytes | None = None,
 ) -> SubmissionResult:
+    from .seeding import grader_fingerprint
+
     started = time.monotonic()
     result = SubmissionResult(
         student_id,
@@ -457,7 +471,7 @@ def grade_notebook(
         assignment.notebook,
         isolation=isolation_text,
         pass_line=assignment.pass_line,
-        grader=assignment.fingerprint,
+        grader=grader_fingerprint(assignment.fingerprint, secret),
     )
     try:
         extracted = extract(path, assignment.cells, assignment.written_ids)
@@ -467,7 +481,9 @@ def grade_notebook(
         result.duration_s = round(time.monotonic() - started, 4)
         return result
     result.submission_sha256 = extracted.sha256
-    items, notes, _ = grade_extracted(assignment, extracted, isolation, confirmed)
+    items, notes, _ = grade_extracted(
+        assignment, extracted, isolation, confirmed, student_id=student_id, secret=secret
+    )
     result.items = items
     result.messages = extracted.problems + notes
     tampered = [p for p in extracted.problems if p.startswith("tampered")]

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from .seeding import per_submission, seed  # noqa: F401 - per-student random cases (autograder.seeding)
+
 
 class CallTimeout(AssertionError):
     """The student's code did not answer within the per-call time limit."""
