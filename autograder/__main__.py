@@ -203,7 +203,12 @@ def _export_lms(args) -> int:
 
 def cmd_gradescope(args) -> int:
     from .gradescope import build
+    from .seeding import SecretError, load_secret
 
+    try:
+        secret = load_secret(args.secret) if args.secret else None
+    except SecretError as exc:
+        raise SystemExit(f"error: {exc}") from None
     path = build(
         args.assignment,
         Path(args.out),
@@ -211,6 +216,7 @@ def cmd_gradescope(args) -> int:
         visibility=args.visibility,
         written_visibility=args.written_visibility,
         address_space_mb=args.address_space_mb,
+        secret=secret,
     )
     print(path)
     return 0
@@ -449,6 +455,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=512,
         help="virtual memory per sandboxed process; keep it below the container's memory limit",
+    )
+    gs.add_argument(
+        "--secret",
+        metavar="FILE",
+        help="course secret to put in the zip (mode 0600): each student's random hidden cases are then "
+        "seeded from it and their Gradescope user id",
     )
     gs.set_defaults(func=cmd_gradescope)
 

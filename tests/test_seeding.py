@@ -202,3 +202,40 @@ def test_cli_refuses_a_bad_secret(tmp_path):
     with pytest.raises(SystemExit, match="at least 16"):
         main(["grade", str(tmp_path), "--out", str(tmp_path / "out"), "--secret", str(bad), "--quiet"])
     assert not (tmp_path / "out").exists()
+
+
+def test_gradescope_zip_carries_the_secret_and_seeds_by_gradescope_user(tmp_path):
+    """``gradescope --secret``: the zip holds the secret readable by root only, its fingerprint the tag;
+    run_autograder seeds from the user id in submission_metadata.json (the reference earns its code points)
+    and refuses to guess when the metadata names nobody."""
+    import stat
+    import zipfile
+
+    from autograder import gradescope
+
+    secret_file = tmp_path / "secret"
+    secret_file.write_bytes(SECRETS[0])
+    isolation = "bwrap" if resolve_isolation("auto")[0] == "bwrap" else "none"
+    zip_path = gradescope.build(
+        LESSON16, tmp_path / "dist", isolation=isolation, secret=seeding.load_secret(secret_file)
+    )
+    with zipfile.ZipFile(zip_path) as zf:
+        info = zf.getinfo(gradescope.SECRET_NAME)
+        assert stat.S_IMODE(info.external_attr >> 16) == 0o600
+        config = json.loads(zf.read(gradescope.CONFIG_NAME))
+    assert config["grader"].endswith("+s" + seeding.secret_tag(SECRETS[0]))
+    root = tmp_path / "autograder"
+    gradescope.install(zip_path, root)
+    (root / "submission").mkdir()
+    (root / "submission" / "asymmetric_pipeline.ipynb").write_bytes(
+        (ROOT / "solutions" / LESSON16 / "asymmetric_pipeline.ipynb").read_bytes()
+    )
+    (root / "submission_metadata.json").write_text(
+        json.dumps({"id": 1, "users": [{"email": "a@example.com", "id": 4242, "name": "A"}]})
+    )
+    data, stdout = gradescope.invoke(root, timeout=300)
+    assert data["score"] == 6, data.get("output")  # simulator 2 + solver 2 + challenge 2 (extra credit)
+    assert SECRETS[0].decode() not in json.dumps(data) and SECRETS[0].decode() not in stdout
+    (root / "submission_metadata.json").write_text(json.dumps({"id": 2, "users": []}))
+    data, _ = gradescope.invoke(root, timeout=300)
+    assert data["score"] == 0 and "names no user" in data["output"]
