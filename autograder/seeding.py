@@ -15,21 +15,21 @@ nobody can compute another student's inputs without the secret. Hidden tests opt
     def _random_cases():
         rng = random.Random(seed(16_0101))   # instead of random.Random(16_0101)
 
-Their fixed (hand-written) cases stay as they are, and they are what catches each catalogued mistake:
-``tests/test_seeding.py`` grades each catalogue under several secrets and requires the exact ``# expect:``
-scores, so a mistake caught only by lucky random cases fails the suite.
+Their fixed (hand-written) cases stay as they are, and they must catch each catalogued mistake:
+``tests/test_seeding.py`` grades lesson 16's catalogue under several secrets and requires the exact
+``# expect:`` scores, so a mistake caught only by lucky random cases fails the suite. (Lesson 03's tests do
+not opt in yet: three of its catalogued mistakes score differently under other seeds.)
 
 The secret lives outside the repository (the instructor's file), never reaches a result, a feedback page or
 a log: results carry only :func:`grader_fingerprint`, the grader's fingerprint with a 12-hex-digit SHA-256
 tag of the secret, so ``merge`` refuses shards graded with different secrets and a re-grade with another
 secret re-runs every submission.
 
-What it protects against: one student's leaked hidden inputs (from a friend's feedback, a screenshot of a
-failing case they printed from their own code, a forum post) are worth nothing to another student, whose
-random cases differ. What it does not: the fixed cases are the same for everyone; a student can still print
-their own inputs from inside their code while grading runs (stdout is dropped, but a self-check run or a
-second submission on a platform that shows output would reveal them); a leaked secret reveals everyone's
-inputs; code that is right only on the inputs it saw still fails on fresh ones, which is the point.
+What it protects against: one student's hidden inputs, once leaked (printed by their own code where a
+platform shows output, posted on a forum), are worth nothing to another student, whose random cases
+differ. What it does not: the fixed cases are the same for everyone; a student still sees their own inputs
+wherever their code's output is shown; a leaked secret reveals everyone's inputs; in the unsandboxed
+fallback student code runs as the grader's user and could read the secret file.
 """
 
 from __future__ import annotations
