@@ -26,6 +26,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: BENCH_SECRET=1: the class-scale runs seed every student's random hidden cases from a course secret
+#: (autograder.testing.seeding), so case builders and their oracles are no longer shared across the class
+SECRET = b"bench-course-secret-0123456789abcdef" if os.environ.get("BENCH_SECRET") else None
 SKIP = ("infinite-loop", "truncated-file")  # nbgrader would wait 30 s per cell / cannot read them
 
 
@@ -155,7 +158,14 @@ def _class_scale(tmp: Path, base: Path, n: int, mode: str, target: float | None)
     busy0 = _machine_busy()
     start = time.perf_counter()
     results = grade_class(
-        subs, tmp / f"out-{n}", isolation=mode, force=True, quiet=True, phases=phases, jobs=JOBS
+        subs,
+        tmp / f"out-{n}",
+        isolation=mode,
+        force=True,
+        quiet=True,
+        phases=phases,
+        jobs=JOBS,
+        secret=SECRET,
     )
     wall = time.perf_counter() - start
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -165,6 +175,7 @@ def _class_scale(tmp: Path, base: Path, n: int, mode: str, target: float | None)
     jobs = JOBS or default_jobs()
     cores = os.cpu_count() or 1
     goal = f"  [target < {target:g} s, >= {n / target:.0f}/s]" if target else ""
+    goal += "  (per-student hidden cases: BENCH_SECRET)" if SECRET else ""
     print(
         f"  class of {len(results)} ({mode}, {jobs} sandboxes): {wall:6.2f} s end to end, "
         f"{len(results) / wall:5.1f} submissions/s{goal}   ({before} -> {_load().split()[-3]})"

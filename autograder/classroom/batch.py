@@ -220,6 +220,7 @@ def grade_class(
     shard: Shard | None = None,
     phases: Phases | None = None,
     course: Path | None = None,
+    secret: bytes | None = None,
 ) -> list[SubmissionResult]:
     """Grade every submission (or, with ``shard``, the students of that shard: see ``autograder.classroom.shards``).
     ``course``: a course file with due dates and late policies (``autograder.intake.course``); it is kept as
@@ -227,7 +228,8 @@ def grade_class(
 
     ``isolation``: ``bwrap`` (the default: refuses to run if bubblewrap cannot), ``none`` (the fallback,
     NOT a sandbox, only when asked for) or ``auto`` (the demo and tests: bubblewrap if usable, else the
-    fallback; every report says which)."""
+    fallback; every report says which). ``secret``: the course secret that seeds each student's random
+    hidden cases (``autograder.testing.seeding``; None: the tests' fixed seeds)."""
 
     submissions, out = Path(submissions).resolve(), Path(out).resolve()
     if out == submissions or submissions in out.parents:
@@ -256,6 +258,7 @@ def grade_class(
             shard=shard,
             phases=phases or Phases(),
             course=course,
+            secret=secret,
         )
     finally:
         shutdown_workers()  # every exit path: the sandboxes and their temporary folders go
@@ -275,6 +278,7 @@ def _grade_class(
     shard: Shard | None,
     phases: Phases,
     course: Path | None,
+    secret: bytes | None = None,
 ) -> list[SubmissionResult]:
 
     started = time.perf_counter()
@@ -305,7 +309,10 @@ def _grade_class(
     for job in work:
         if job.path is None:
             ready.append((job, _failed_row(job, assignments, isolation_text)))
-        elif force or (res := _cached(out, job, assignments[job.assignment_id], isolation_text)) is None:
+        elif (
+            force
+            or (res := _cached(out, job, assignments[job.assignment_id], isolation_text, secret)) is None
+        ):
             todo.append(job)
         else:
             ready.append((job, res))
@@ -325,7 +332,7 @@ def _grade_class(
     n_jobs = max(1, jobs or default_jobs())
     pool = ThreadPoolExecutor(max_workers=n_jobs)
     futures = {
-        pool.submit(_grade_one, assignments[j.assignment_id], j, mode, isolation_text, phases): j
+        pool.submit(_grade_one, assignments[j.assignment_id], j, mode, isolation_text, phases, secret): j
         for j in todo
     }
     pending, finished, last_commit = set(futures), [], time.monotonic()
@@ -392,16 +399,21 @@ def apply_late_policy(res: SubmissionResult, job: Job, policies: dict) -> Submis
 
 
 def _grade_one(
-    assignment: Assignment, job: Job, mode: str, isolation_text: str, phases: Phases | None = None
+    assignment: Assignment,
+    job: Job,
+    mode: str,
+    isolation_text: str,
+    phases: Phases | None = None,
+    secret: bytes | None = None,
 ) -> SubmissionResult:
     start = time.perf_counter()
     try:
-        res = grade_notebook(assignment, job.path, job.student_id, mode, isolation_text)
+        res = grade_notebook(assignment, job.path, job.student_id, mode, isolation_text, secret=secret)
         if job.note:
             res.messages.insert(0, job.note)
         return res
     except Exception as exc:  # noqa: BLE001 - one broken submission never stops the batch
-        res = new_result(assignment, job.student_id, isolation_text)
+        res = new_result(assignment, job.student_id, isolation_text, secret=secret)
         return _error_row(res, f"error: grading failed ({_describe(exc)})", assignment)
     finally:
         if phases is not None:
@@ -495,7 +507,11 @@ def commit(out: Path, res: SubmissionResult, path: Path | None) -> None:
     commit_many(out, [(res, path)])
 
 
-def _cached(out: Path, job: Job, assignment: Assignment, isolation_text: str) -> SubmissionResult | None:
+def _cached(
+    out: Path, job: Job, assignment: Assignment, isolation_text: str, secret: bytes | None = None
+) -> SubmissionResult | None:
+
+    from .seeding import grader_fingerprint
 
     path = result_path(out, job.student_id, job.assignment_id)
     try:
@@ -505,7 +521,8 @@ def _cached(out: Path, job: Job, assignment: Assignment, isolation_text: str) ->
         sha = hashlib.sha256(job.path.read_bytes()).hexdigest()
     except Exception:  # noqa: BLE001 - a damaged record (or an unreadable file) is simply regraded
         return None
-    if (old.submission_sha256, old.isolation, old.grader) != (sha, isolation_text, assignment.fingerprint):
+    grader = grader_fingerprint(assignment.fingerprint, secret)
+    if (old.submission_sha256, old.isolation, old.grader) != (sha, isolation_text, grader):
         return None
     if [m for m in old.messages if m.startswith(MISNAMED_NOTE)] != ([job.note] if job.note else []):
         return None  # renamed since (or another stray name): the note must say what was graded

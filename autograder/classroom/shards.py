@@ -35,6 +35,7 @@ from autograder.gradebook import store as gradebook
 from autograder.gradebook.store import notebook_id_of, session
 from autograder.grading.assignment import load_assignment
 from autograder.intake.course import load_course, record_in_gradebook
+from autograder.testing.seeding import base_fingerprint
 
 # ---------------------------------------------------------------------------------------------------
 # merge
@@ -162,8 +163,8 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
                 first = graders.setdefault(res.assignment_id, (res.grader, d))
                 if first[0] != res.grader:
                     raise ShardError(
-                        f"{res.assignment_id} was graded with different hidden tests/rubric/release in {first[1]} and "
-                        f"{d}: re-grade the older shard"
+                        f"{res.assignment_id} was graded with different hidden tests/rubric/release or course "
+                        f"secret in {first[1]} and {d}: re-grade the older shard (with the same --secret)"
                     )
             todo.append((res, d))
     todo.sort(key=lambda rd: (rd[0].student_id, rd[0].assignment_id))
@@ -233,7 +234,7 @@ def _check_same_grader(graders: dict[str, tuple[str, Path]]) -> None:
             here = load_assignment(known[assignment_id]).fingerprint
         except RubricError as exc:
             raise ShardError(str(exc)) from None
-        if here != fingerprint:
+        if here != base_fingerprint(fingerprint):  # (the secret's tag, if any, was compared above)
             raise ShardError(
                 f"{assignment_id} was graded in {where} with other hidden tests/rubric/release than this "
                 "checkout's: merge with the checkout (image) that graded the shards, or re-grade them"

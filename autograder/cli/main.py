@@ -1,4 +1,4 @@
-"""Command line: ``python -m autograder {grade,merge,export,feedback,demo,formgrader,groups,collect,check,
+"""Command line: ``python -m autograder {grade,merge,export,feedback,report,demo,formgrader,groups,collect,check,
 gradescope,selfcheck}``."""
 
 from __future__ import annotations
@@ -30,10 +30,12 @@ from autograder.reporting.lms import (
     read_roster,
     write_lms,
 )
+from autograder.review import report as class_report
 from autograder.review.formgrader import serve
 from autograder.review.groups import format_groups, review_items
 from autograder.sandbox.isolation import add_isolation_argument, resolve_isolation
 from autograder.student.selfcheck import main as selfcheck
+from autograder.testing.seeding import SecretError, load_secret
 
 
 def _status_notes(group) -> list[str]:
@@ -129,6 +131,10 @@ def cmd_grade(args) -> int:
         shard = parse_shard(args.shard) if args.shard else None
     except ShardError as exc:
         raise SystemExit(f"error: {exc}") from None
+    try:
+        secret = load_secret(args.secret)
+    except SecretError as exc:
+        raise SystemExit(f"error: {exc}") from None
     results = grade_class(
         Path(args.submissions),
         Path(args.out),
@@ -139,9 +145,12 @@ def cmd_grade(args) -> int:
         quiet=args.quiet,
         shard=shard,
         course=Path(args.course) if args.course else None,
+        secret=secret,
     )
     if not args.quiet:
         print(_table(results, Path(args.out).resolve()))
+        if shard is None:
+            _print_report(Path(args.out))
         if shard is not None:
             print(
                 f"shard {shard}: {len(results)} submissions; merge all {shard.count} outputs with "
@@ -158,6 +167,32 @@ def cmd_merge(args) -> int:
         raise SystemExit(f"error: {exc}") from None
     if not args.quiet:
         print(_table(results, Path(args.out).resolve()))
+        _print_report(Path(args.out))
+    return 0
+
+
+def _print_report(out: Path) -> None:
+    """Build the class report (``autograder.review.report``) after a batch and print its path; a report that
+    cannot be built is said so, never fails the batch (the grades are already written)."""
+    try:
+        print(f"class report: {class_report.build(out)}")
+    except Exception as exc:  # noqa: BLE001
+        print(
+            f"class report: not written ({type(exc).__name__}: {exc}); retry with "
+            f"`python -m autograder report --out {out}`",
+            file=sys.stderr,
+        )
+
+
+def cmd_report(args) -> int:
+    out = Path(args.out)
+    if not (out / "results").is_dir():
+        print(
+            f"error: {out} has no graded results (grade into it first: python -m autograder grade ...)",
+            file=sys.stderr,
+        )
+        return 2
+    print(class_report.build(out, similarity=not args.no_similarity))
     return 0
 
 
@@ -215,7 +250,10 @@ def _export_lms(args) -> int:
 
 
 def cmd_gradescope(args) -> int:
-
+    try:
+        secret = load_secret(args.secret) if args.secret else None
+    except SecretError as exc:
+        raise SystemExit(f"error: {exc}") from None
     for assignment in args.assignment or list(lessons()):
         path = build(
             assignment,
@@ -224,6 +262,7 @@ def cmd_gradescope(args) -> int:
             visibility=args.visibility,
             written_visibility=args.written_visibility,
             address_space_mb=args.address_space_mb,
+            secret=secret,
         )
         print(path)
     return 0
@@ -247,6 +286,7 @@ def cmd_demo(args) -> int:
         )
     results = grade_class(submissions, out / "grading", isolation=args.isolation, jobs=args.jobs, force=True)
     print(_table(results, out / "grading"))
+    _print_report(out / "grading")
     print(f"\nReview written answers: make formgrader OUT={out / 'grading'}")
     print(f"Answer groups (what you review): .venv/bin/python -m autograder groups --out {out / 'grading'}")
     return 0
@@ -336,6 +376,13 @@ def main(argv: list[str] | None = None) -> int:
         help="course file with due dates and late policies (course.yaml; kept as "
         "OUT/course.yaml for later runs)",
     )
+    g.add_argument(
+        "--secret",
+        metavar="FILE",
+        help="course secret (kept outside the repository): each student's random hidden cases are "
+        "seeded from it and their id (default: the file named by $AUTOGRADER_SECRET_FILE; none: "
+        "the tests' fixed seeds). Keep it for re-grades: another secret re-grades everyone",
+    )
     g.set_defaults(func=cmd_grade)
 
     m = sub.add_parser("merge", help="merge the outputs of sharded runs (grade --shard K/N) into one OUT")
@@ -386,6 +433,13 @@ def main(argv: list[str] | None = None) -> int:
     fb.add_argument("--assignment", default=None, help="only this assignment")
     fb.add_argument("--student", default=None, help="only this student")
     fb.set_defaults(func=cmd_feedback)
+    rp = sub.add_parser(
+        "report",
+        help="write OUT/report/index.html (class report: item analytics, similar submissions) and items.csv",
+    )
+    rp.add_argument("--out", default="build/grading", help="a graded output directory")
+    rp.add_argument("--no-similarity", action="store_true", help="skip the similarity check")
+    rp.set_defaults(func=cmd_report)
 
     d = sub.add_parser("demo", help="build a sample class from the release and grade it")
     d.add_argument("--out", default="build/demo")
@@ -455,6 +509,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=512,
         help="virtual memory per sandboxed process; keep it below the container's memory limit",
+    )
+    gs.add_argument(
+        "--secret",
+        metavar="FILE",
+        help="course secret to put in the zip (mode 0600): each student's random hidden cases are then "
+        "seeded from it and their Gradescope user id",
     )
     gs.set_defaults(func=cmd_gradescope)
 

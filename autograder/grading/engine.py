@@ -21,6 +21,7 @@ from autograder.grading.notebook import Extracted, UnreadableNotebook, extract
 from autograder.grading.scoring import run_tests, score_items, zero_items
 from autograder.grading.submission import open_submission
 from autograder.sandbox.isolation import resolve_isolation
+from autograder.testing.seeding import for_student, grader_fingerprint
 
 LOAD_FAILED = "your code could not be loaded: "
 _CELL_RAISED = re.compile(r"^code cell \d+ raised: ")
@@ -35,9 +36,11 @@ def new_result(
     status: str = "ok",
     graded: bool = True,
     why: str = "",
+    secret: bytes | None = None,
 ) -> SubmissionResult:
     """A result row for ``student_id``: the assignment's notebook, pass line and grader fingerprint (none
-    for an unknown assignment, then ``assignment_id`` names it); with ``why``, every item at 0 saying so."""
+    for an unknown assignment, then ``assignment_id`` names it; with a course ``secret``, a hash of it too,
+    so shards graded with different secrets never merge); with ``why``, every item at 0 saying so."""
     result = SubmissionResult(
         student_id,
         assignment.id if assignment else assignment_id,
@@ -45,7 +48,7 @@ def new_result(
         status=status,
         isolation=isolation_text,
         pass_line=assignment.pass_line if assignment else 0.0,
-        grader=assignment.fingerprint if assignment else "",
+        grader=grader_fingerprint(assignment.fingerprint, secret) if assignment else "",
         graded=graded,
     )
     if assignment is not None and why:
@@ -54,11 +57,20 @@ def new_result(
 
 
 def grade_extracted(
-    assignment: Assignment, extracted: Extracted, isolation: str, confirmed: dict | None = None
+    assignment: Assignment,
+    extracted: Extracted,
+    isolation: str,
+    confirmed: dict | None = None,
+    *,
+    student_id: str = "",
+    secret: bytes | None = None,
 ) -> tuple[list[ItemResult], list[str], dict]:
+    """Run the hidden tests on ``extracted``'s code; with a course ``secret``, their random cases are
+    ``student_id``'s own (``autograder.testing.seeding``)."""
     sub = open_submission(assignment.limits, extracted.code_cells, isolation)
     try:
-        outcomes = run_tests(assignment, sub)
+        with for_student(secret, student_id):
+            outcomes = run_tests(assignment, sub)
     finally:
         report = sub.close()
     notes = []
@@ -105,9 +117,10 @@ def grade_notebook(
     isolation: str,
     isolation_text: str,
     confirmed: dict | None = None,
+    secret: bytes | None = None,
 ) -> SubmissionResult:
     started = time.monotonic()
-    result = new_result(assignment, student_id, isolation_text)
+    result = new_result(assignment, student_id, isolation_text, secret=secret)
     try:
         extracted = extract(path, assignment.cells, assignment.written_ids)
     except UnreadableNotebook as exc:
@@ -116,7 +129,9 @@ def grade_notebook(
         result.duration_s = round(time.monotonic() - started, 4)
         return result
     result.submission_sha256 = extracted.sha256
-    items, notes, _ = grade_extracted(assignment, extracted, isolation, confirmed)
+    items, notes, _ = grade_extracted(
+        assignment, extracted, isolation, confirmed, student_id=student_id, secret=secret
+    )
     result.items = items
     result.messages = extracted.problems + notes
     tampered = [p for p in extracted.problems if p.startswith("tampered")]

@@ -68,11 +68,13 @@ from autograder.grading.engine import grade_notebook, new_result
 from autograder.grading.submission import shutdown_workers
 from autograder.intake.collect import zip_notebooks
 from autograder.sandbox.isolation import LIMITS_ENV, resolve_isolation
+from autograder.testing.seeding import load_secret
 
 ROOT_ENV = "GRADESCOPE_ROOT"
 PYTHON_ENV = "GRADESCOPE_PYTHON"
 DEFAULT_ROOT = "/autograder"
 CONFIG_NAME = "gradescope.json"
+SECRET_NAME = "course_secret"  # per-student hidden inputs (autograder.testing.seeding); only with --secret
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 #: the modules run_autograder imports (the sandbox worker imports numpy); the distributions they load,
 #: plus LAZY_DISTRIBUTIONS (imported inside functions on the grading path), are what setup.sh installs,
@@ -239,8 +241,12 @@ def build(
     visibility: str = "visible",
     written_visibility: str = "after_published",
     address_space_mb: int = DEFAULT_ADDRESS_SPACE_MB,
+    secret: bytes | None = None,
 ) -> Path:
-    """Write ``out_dir/<assignment>-gradescope.zip`` and return its path."""
+    """Write ``out_dir/<assignment>-gradescope.zip`` and return its path. With a course ``secret``
+    (``autograder.testing.seeding``) the zip carries it as ``course_secret`` (mode 0600: root's, and the sandbox
+    never mounts the source folder), and each student's random hidden cases are seeded from it and their
+    Gradescope user id (``submission_metadata.json``)."""
 
     known = {name: found.directory for name, found in lessons().items()}
     if assignment_id not in known:
@@ -249,12 +255,14 @@ def build(
         if v not in VISIBILITIES:
             raise SystemExit(f"error: visibility must be one of {', '.join(VISIBILITIES)}, not {v!r}")
     assignment = load_assignment(known[assignment_id])
+    from .seeding import grader_fingerprint
+
     config = {
         "assignment": assignment.id,
         "isolation": isolation,
         "visibility": visibility,
         "written_visibility": written_visibility,
-        "grader": assignment.fingerprint,
+        "grader": grader_fingerprint(assignment.fingerprint, secret),
         # Gradescope's container has 768 MB by default: a submission's processes must stay well below
         # it, or a memory bomb gets the whole container killed instead of a failed test
         "limits": {"address_space_bytes": int(address_space_mb) << 20},
@@ -266,6 +274,8 @@ def build(
         CONFIG_NAME: (json.dumps(config, indent=1) + "\n").encode(),
         **_zip_members(assignment),
     }
+    if secret is not None:
+        files[SECRET_NAME] = secret + b"\n"
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{assignment.id}-gradescope.zip"
@@ -276,7 +286,8 @@ def build(
                 data = files[name]
                 info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
                 executable = name in ("setup.sh", "run_autograder")
-                info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
+                mode = 0o755 if executable else 0o600 if name == SECRET_NAME else 0o644
+                info.external_attr = (mode | stat.S_IFREG) << 16
                 info.compress_type = zipfile.ZIP_DEFLATED
                 zf.writestr(info, data if isinstance(data, bytes) else data.read_bytes())
 
@@ -491,8 +502,9 @@ def run(root: Path) -> int:
         except NoNotebook as exc:
             result = new_result(assignment, "submission", isolation_text, status=str(exc), why=str(exc))
         else:
+            secret, student = _seeding(root)
             try:
-                result = grade_notebook(assignment, path, "submission", mode, isolation_text)
+                result = grade_notebook(assignment, path, student, mode, isolation_text, secret=secret)
             finally:
                 shutdown_workers()
             result.messages = notes + result.messages
@@ -519,6 +531,21 @@ def lock_down(root: Path) -> None:
         path = Path(root) / name
         if path.is_dir():
             os.chmod(path, 0o700)
+
+
+def _seeding(root: Path) -> tuple[bytes | None, str]:
+    """The course secret in the zip (None without one) and the id to seed with: the Gradescope user ids
+    of ``submission_metadata.json`` (a group submission: all of them), ``submission`` where it has none."""
+    path = root / "source" / SECRET_NAME
+    secret = load_secret(path) if path.is_file() else None
+    try:
+        meta = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
+        ids = sorted(str(u["id"]) for u in meta.get("users", []) if u.get("id") is not None)
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+        ids = []
+    if secret is not None and not ids:
+        raise RuntimeError("submission_metadata.json names no user: cannot seed this student's hidden cases")
+    return secret, ("gradescope-" + "+".join(ids)) if ids else "submission"
 
 
 def results_text(data: dict) -> str:

@@ -23,11 +23,10 @@ F(p, k) = max(F(p, k-1), F(p-1, k)) + t_p evaluated on the whole grid.
 
 from __future__ import annotations
 
-import functools
 import math
 import random
 
-from autograder.testing import Array, Tuple, approx, is_float, item, part
+from autograder.testing import Array, Tuple, approx, is_float, item, part, per_submission, seed
 
 SIM = "AsymmetricPipelineScheduler.simulate_1f1b_execution"
 
@@ -108,9 +107,9 @@ def _random_latencies(rng: random.Random, p: int) -> list[float]:
 VALUES = {"total_time": 1, "bubble_ratio": 1}  # credit per returned value
 
 
-@functools.cache
+@per_submission  # random cases: the student's own with a course secret
 def _nonuniform_cases() -> list[tuple[list[float], int]]:
-    rng = random.Random(16_0101)
+    rng = random.Random(seed(16_0101))
     cases = [([30.0, 10.0, 10.0, 20.0], 8)]  # the seed's scenario: (280.0, 0.5)
     cases.append(([6.0, 2.0, 2.0, 2.0, 2.0, 4.0], 12))  # dumbbell: heavy head, lighter tail
     cases.append(([1.5, 0.0, 7.25, 2.0], 5))  # a stage that costs nothing; bottleneck in the middle
@@ -131,7 +130,7 @@ def test_nonuniform_stages_match_derivation(sub):
 @item("simulator", weight=2, parts=VALUES)
 def test_uniform_stages_give_classic_bubble(sub):
     """均匀 stage：总时间 (m+P−1)·t，气泡率 (P−1)/(m+P−1)"""
-    rng = random.Random(16_0102)
+    rng = random.Random(seed(16_0102))
     cases = [(rng.randint(2, 10), rng.randint(2, 30), round(rng.uniform(0.5, 20.0), 2)) for _ in range(4)]
     for (p, m, t), r in zip(cases, sub.calls(SIM, [([t] * p, m) for p, m, t in cases]), strict=True):
         got_total, got_bubble = _pair(r)
@@ -141,10 +140,10 @@ def test_uniform_stages_give_classic_bubble(sub):
             assert approx(got_bubble, (p - 1) / (m + p - 1)), "均匀 stage：bubble_ratio 应为 (P−1)/(m+P−1)"
 
 
-@functools.cache
+@per_submission  # random cases: the student's own with a course secret
 def _long_cases() -> list[tuple[list[float], int, float]]:
     """(latencies, m, total by the recurrence): computed once per grader process."""
-    rng = random.Random(16_0103)
+    rng = random.Random(seed(16_0103))
     cases = []
     for p, m in ((rng.randint(16, 64), rng.randint(64, 256)), (rng.randint(16, 64), rng.randint(64, 256))):
         cases.append((_random_latencies(rng, p), m))
@@ -167,7 +166,7 @@ def test_long_pipelines_match_recurrence(sub):
 @item("simulator", weight=0.5, edge=True)
 def test_single_microbatch(sub):
     """m = 1：总时间 Σt，气泡率 1 − 1/P"""
-    rng = random.Random(16_0104)
+    rng = random.Random(seed(16_0104))
     cases = [_random_latencies(rng, rng.randint(2, 8)) for _ in range(3)]
     for lat, r in zip(cases, sub.calls(SIM, [(lat, 1) for lat in cases]), strict=True):
         p = len(lat)
@@ -179,7 +178,7 @@ def test_single_microbatch(sub):
 @item("simulator", weight=0.5, edge=True)
 def test_single_stage(sub):
     """P = 1：总时间 m·t，没有气泡"""
-    rng = random.Random(16_0105)
+    rng = random.Random(seed(16_0105))
     cases = [(round(rng.uniform(0.5, 30.0), 3), rng.randint(1, 20)) for _ in range(3)]
     for (t, m), r in zip(cases, sub.calls(SIM, [([t], m) for t, m in cases]), strict=True):
         got_total, got_bubble = _pair(r)
@@ -201,7 +200,7 @@ def test_all_zero_latencies(sub):
 @item("simulator", weight=0.5, edge=True)
 def test_accepts_tuple_numpy_and_int_sequences(sub):
     """接受 list、tuple、numpy 数组（含整数元素）"""
-    rng = random.Random(16_0106)
+    rng = random.Random(seed(16_0106))
     lat = _random_latencies(rng, 5)
     ints = [rng.randint(1, 9) for _ in range(4)]
     cases = (
@@ -218,7 +217,7 @@ def test_accepts_tuple_numpy_and_int_sequences(sub):
 @item("simulator", weight=0.5, edge=True)
 def test_does_not_modify_input(sub):
     """不修改传入的耗时序列"""
-    rng = random.Random(16_0107)
+    rng = random.Random(seed(16_0107))
     lat = _random_latencies(rng, 6)
     cases = ((list(lat), "list"), (Array(lat, "float64"), "numpy 数组"))
     for (_, kind), r in zip(cases, sub.calls(SIM, [(arg, 5) for arg, _ in cases]), strict=True):
@@ -231,7 +230,7 @@ def test_does_not_modify_input(sub):
 @item("simulator", weight=0.5, edge=True)
 def test_returns_floats(sub):
     """返回值两项都是 float（numpy 浮点数也可以），整数输入时也一样"""
-    rng = random.Random(16_0108)
+    rng = random.Random(seed(16_0108))
     cases = (_random_latencies(rng, 4), [rng.randint(1, 9) for _ in range(4)])
     for lat, r in zip(cases, sub.calls(SIM, [(lat, 7) for lat in cases]), strict=True):
         _plausible_total(r, [float(v) for v in lat], 7, "检查返回类型时")

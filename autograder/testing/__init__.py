@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograder.testing.seeding import per_submission, seed  # noqa: F401 - hidden tests import them from here
+
 
 class CallTimeout(AssertionError):
     """The student's code did not answer within the per-call time limit."""
