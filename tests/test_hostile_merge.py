@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.__main__ import main as cli
 from autograder.classroom import shards
 from autograder.classroom.batch import result_path
+from autograder.cli.main import main as cli
 from tests.written_class import ASSIGNMENT, record_written_class
 
 

@@ -96,7 +96,7 @@ def test_numbers_equal_hand_computed(tmp_path):
 
 
 def test_report_command(tmp_path, capsys):
-    from autograder.__main__ import main
+    from autograder.cli.main import main
 
     assert main(["report", "--out", str(tmp_path)]) == 2  # nothing graded there
     assert "has no graded results" in capsys.readouterr().err

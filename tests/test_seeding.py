@@ -203,7 +203,7 @@ def test_merge_refuses_shards_graded_with_different_secrets(tmp_path):
 
 
 def test_cli_refuses_a_bad_secret(tmp_path):
-    from autograder.__main__ import main
+    from autograder.cli.main import main
 
     bad = tmp_path / "secret"
     bad.write_text("short")
