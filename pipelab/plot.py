@@ -52,7 +52,7 @@ def gantt(timeline: Timeline, ax=None, title=None, *, show_labels: bool | None =
     for r in range(P):
         ax.broken_barh([(0, T)], (r - 0.4, 0.8), facecolors="#eeeeee", edgecolor="none", zorder=0)
     for o in timeline.ops:
-        r = o.stage % P
+        r = timeline.rank_of(o)
         st = _KIND_STYLE.get(o.kind, _KIND_STYLE["F"])
         color = cmap(o.mb % cmap.N)
         ax.broken_barh(
