@@ -572,15 +572,94 @@ def best_v_split(
     """Simulate ``schedule`` on every :func:`v_splits` of ``rank_layers`` and return
     ``(timeline, stage_layers)`` of the shortest makespan (the first in :func:`v_splits` order on
     ties).  Stage times come from :func:`v_chunk_times`; ``I`` costs ``backward_ratio·f`` and ``W``
-    ``weight_ratio·f`` (a full ``B`` both); ``simulate_kw`` goes to :func:`simulate_placed`."""
+    ``weight_ratio·f`` (a full ``B`` both); activations are counted in layers (``activation_bytes`` =
+    the stage's layer count) and held until ``W``; ``simulate_kw`` goes to :func:`simulate_placed`."""
+    simulate_kw.setdefault("free_after", "W")
     best = None
     for n in v_splits(rank_layers, min_layers_per_stage=min_layers_per_stage):
         f = v_chunk_times(n, layer_cost, head_cost, tail_cost)
         tl = simulate_placed(
-            schedule, f, [backward_ratio * x for x in f], [weight_ratio * x for x in f], **simulate_kw
+            schedule,
+            f,
+            [backward_ratio * x for x in f],
+            [weight_ratio * x for x in f],
+            activation_bytes=n,
+            **simulate_kw,
         )
         if best is None or tl.makespan < best[0].makespan:
             best = (tl, n)
     if best is None:
         raise ValueError("no split of rank_layers gives every stage min_layers_per_stage layers")
     return best
+
+
+def placement_table(
+    total_layers, layer_cost, head_cost, tail_cost, num_ranks, num_microbatches, *, min_layers_per_stage=1
+) -> list[dict]:
+    """1F1B and ZB-H1 (loop placement) against ZB-V and DualPipeV (V placement) on the equal-layer model
+    of :func:`pipelab.partition.water_fill` (``total_layers`` layers of ``layer_cost``, ``head_cost`` on
+    the first stage, ``tail_cost`` on the last).  Backward costs: 1F1B's ``B = 2f``; the zero-bubble
+    schedules split it into ``I = W = f``.  Each schedule on an even split and on its best split: loop —
+    :func:`pipelab.partition.uniform_partition` and :func:`pipelab.partition.water_fill`; V — an even
+    split into ``2P`` stages and the fastest (simulated) :func:`v_splits` of :func:`v_rank_layers`.
+
+    Returns one dict per row: ``schedule``, ``placement``, ``split`` (``"even"``/``"balanced"``),
+    ``stage_layers``, ``stage_times`` (forward, per stage), ``makespan``, ``bubble_ratio``,
+    ``peak_memory`` (per rank, in units of one layer's activations for one microbatch; activations
+    held until ``W`` for the zero-bubble schedules, head/tail activations not counted) and
+    ``timeline``.
+    """
+    from .partition import stage_loads, uniform_partition, water_fill
+    from .schedules import make_schedule
+    from .simulate import simulate
+
+    L = V.count(total_layers, "total_layers")
+    P = V.count(num_ranks, "num_ranks")
+    m = V.count(num_microbatches, "num_microbatches")
+    rows = []
+    for split, counts in (
+        ("even", uniform_partition(L, P)),
+        ("balanced", water_fill(L, layer_cost, head_cost, tail_cost, P)),
+    ):
+        f = stage_loads([layer_cost] * L, counts, head_cost=head_cost, tail_cost=tail_cost)
+        for name, args, kw in (
+            ("1f1b", ([2 * x for x in f],), {}),
+            ("zb-h1", (f, f), {"free_after": "W"}),
+        ):
+            tl = simulate(make_schedule(name, P, m), f, *args, activation_bytes=counts, **kw)
+            rows.append(_row(name, "loop", split, counts, f, tl))
+    even_v = uniform_partition(L, 2 * P)
+    rank_layers = v_rank_layers(
+        L, layer_cost, head_cost, tail_cost, P, min_layers_per_stage=min_layers_per_stage
+    )
+    for name, build in (("zbv", zbv), ("dualpipev", dualpipev)):
+        if name == "dualpipev" and m < 2 * P:
+            continue
+        sched = build(P, m)
+        f = v_chunk_times(even_v, layer_cost, head_cost, tail_cost)
+        tl = simulate_placed(sched, f, f, f, activation_bytes=even_v, free_after="W")
+        rows.append(_row(name, "v", "even", even_v, f, tl))
+        tl, n = best_v_split(
+            sched,
+            rank_layers,
+            layer_cost,
+            head_cost,
+            tail_cost,
+            min_layers_per_stage=min_layers_per_stage,
+        )
+        rows.append(_row(name, "v", "balanced", n, v_chunk_times(n, layer_cost, head_cost, tail_cost), tl))
+    return rows
+
+
+def _row(name, placement, split, counts, f, tl):
+    return {
+        "schedule": name,
+        "placement": placement,
+        "split": split,
+        "stage_layers": list(counts),
+        "stage_times": list(f),
+        "makespan": tl.makespan,
+        "bubble_ratio": tl.bubble_ratio,
+        "peak_memory": list(tl.peak_memory),
+        "timeline": tl,
+    }
