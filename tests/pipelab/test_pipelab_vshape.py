@@ -215,7 +215,7 @@ def test_dualpipev_dependencies_hold(P, m):
     f = [1.0 + 0.5 * (s % 3) for s in range(2 * P)]
     tl = simulate_placed(dualpipev(P, m), f, f, f)
     release = {(o.stage, o.kind, o.mb): o.end for o in tl.ops}
-    for st, en, label in tl.meta["overlapped"]:
+    for _start, en, label in tl.meta["overlapped"]:
         inner = label[1 : label.index(")")].split(";")
         for a in inner:
             release[parse_action(a)] = en
