@@ -233,3 +233,49 @@ def test_dualpipev_dependencies_hold(P, m):
         o for o in tl.ops if o.start in {en for _, en, _ in tl.meta["overlapped"]} and o.start not in starts
     ]
     assert waited  # some op does wait for a pair to end: the release time matters here
+
+
+def test_vshape_and_launch_never_import_matplotlib():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, pipelab.vshape as v, pipelab.launch as l\n"
+        "v.placement_table(8, 1.0, 2.0, 1.0, 2, 4); l.launch_flags([1, 3, 3, 1], placement='v')\n"
+        "assert 'matplotlib' not in sys.modules\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def test_gantt_draws_the_v_on_ranks():
+    import matplotlib.pyplot as plt
+
+    from pipelab.plot import gantt
+
+    tl = simulate_placed(zbv(2, 4), 1.0, 1.0, 1.0)
+    assert tl.rank_of(tl.find(3, "F", 0)) == 0 and tl.rank_of(tl.find(2, "F", 0)) == 1
+    assert [o.label for o in tl.ops_of_rank(0)][:4] == ["0F0", "0F1", "0F2", "3F0"]
+    assert tl.busy_per_stage == [24.0, 24.0]
+    ax = gantt(tl)
+    bars = {}
+    for c in ax.collections:
+        for path in c.get_paths():
+            xy = path.vertices
+            bars.setdefault((float(xy[:, 0].min()), float(xy[:, 0].max())), []).append(
+                round(float(xy[:, 1].min() + xy[:, 1].max()) / 2, 6)
+            )
+    plt.close(ax.figure)
+    op = tl.find(3, "F", 0)  # stage 3 of a 2-rank V runs on rank 0: drawn on row 0, not on row 3 mod 2
+    other = tl.find(1, "F", 1)  # rank 1 runs 1F1 at the same time
+    assert (other.start, other.end) == (op.start, op.end)
+    assert sorted(bars[(op.start, op.end)]) == [0.0, 1.0]
+
+
+def test_chrome_trace_puts_v_stages_on_their_rank():
+    from pipelab import chrome_trace
+
+    tl = simulate_placed(zbv(2, 2), 1.0, 1.0, 1.0)
+    events = [e for e in chrome_trace(tl)["traceEvents"] if e["ph"] == "X"]
+    tid = {(e["args"]["stage"], e["name"]) for e in events if e["tid"] == 0}
+    assert (3, "F0") in tid and (0, "F0") in tid and not any(s in (1, 2) for s, _ in tid)
