@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from pipelab.launch import launch_flags
-from pipelab.vshape import placement_table
+from pipelab.vsplit import placement_table
 
 README = (Path(__file__).resolve().parents[2] / "pipelab" / "README.md").read_text(encoding="utf-8")
 NAMES = {"1f1b": "1F1B", "zb-h1": "ZB-H1", "zbv": "ZB-V", "dualpipev": "DualPipeV"}

@@ -19,15 +19,12 @@ from pipelab.vshape import (
     Overlap,
     PlacedSchedule,
     dualpipev,
-    placement_table,
     rank_to_stages,
     simulate_placed,
     stage_to_rank,
-    v_chunk_times,
-    v_rank_layers,
-    v_splits,
     zbv,
 )
+from pipelab.vsplit import placement_table, v_chunk_times, v_rank_layers, v_splits
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "pipelab" / "torch_v_schedules.json"
 DOC = json.loads(GOLDEN.read_text(encoding="utf-8"))
@@ -241,7 +238,7 @@ def test_vshape_and_launch_never_import_matplotlib():
 
     probe = (
         "import sys, pipelab.vshape as v, pipelab.launch as l\n"
-        "v.placement_table(8, 1.0, 2.0, 1.0, 2, 4); l.launch_flags([1, 3, 3, 1], placement='v')\n"
+        "import pipelab.vsplit as vs; vs.placement_table(8, 1.0, 2.0, 1.0, 2, 4); l.launch_flags([1, 3, 3, 1], placement='v')\n"
         "assert 'matplotlib' not in sys.modules\n"
     )
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
