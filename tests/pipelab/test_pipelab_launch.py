@@ -172,3 +172,22 @@ def test_launch_flags_for_the_lesson_partition():
     assert "ZBVZeroBubble" in v["torchtitan"]["args"] and v["megatron"]["args"] is None
     with pytest.raises(ValueError):
         launch_flags([1, 2, 3], placement="v")
+
+
+def test_cli_flags_and_v_orders():
+    import subprocess
+    import sys
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "pipelab", *args], capture_output=True, text=True)
+
+    r = cli("flags", "3,11,11,7")
+    assert r.returncode == 0 and r.stdout.rstrip("\n") == launch_flags([3, 11, 11, 7])["text"]
+    r = cli("flags", "1,5,2,1,9,8,5,1", "--placement", "v", "--schedule", "DualPipeV")
+    assert r.returncode == 0 and "ScheduleDualPipeV" in r.stdout and "no V schedule" in r.stdout
+    r = cli("flags", "3,x")
+    assert r.returncode == 2 and "whole numbers" in r.stderr
+    r = cli("order", "zbv", "--stages", "2", "--microbatches", "2")
+    assert r.returncode == 0 and r.stdout.splitlines()[0].split()[:3] == ["0F0", "0F1", "3F0"]
+    r = cli("order", "dualpipev", "--stages", "2", "--microbatches", "3")
+    assert r.returncode == 2 and "m >= 2P" in r.stderr
