@@ -57,3 +57,16 @@ def test_readme_launch_flags_are_computed(table):
     assert f"launch_flags({loop})" in README and f'launch_flags({v}, placement="v")' in README
     assert _between("launch-flags-loop") == "```\n" + launch_flags(loop)["text"] + "\n```"
     assert _between("launch-flags-v") == "```\n" + launch_flags(v, placement="v")["text"] + "\n```"
+
+
+def test_readme_lighter_ends():
+    rows = {(r["schedule"], r["split"]): r for r in placement_table(32, 2.0, 8.0, 4.0, 4, 8)}
+    zbv, h1, one = (rows[(k, "balanced")] for k in ("zbv", "zb-h1", "1f1b"))
+    mean = sum(one["stage_times"]) / 4
+    text = " ".join(README.split())
+    assert (
+        f"`placement_table(32, 2.0, 8.0, 4.0, 4, 8)` (head + tail {8.0 + 4.0:g} ms, mean per-rank forward {mean:g} ms) "
+        f"gives ZB-V {zbv['makespan']:g} ms (bubble {zbv['bubble_ratio']:.4f}) against ZB-H1's {h1['makespan']:g} ms "
+        f"({h1['bubble_ratio']:.4f}) and 1F1B's {one['makespan']:g} ms"
+    ) in text
+    assert zbv["makespan"] < h1["makespan"] < one["makespan"]
