@@ -276,3 +276,19 @@ def test_chrome_trace_puts_v_stages_on_their_rank():
     events = [e for e in chrome_trace(tl)["traceEvents"] if e["ph"] == "X"]
     tid = {(e["args"]["stage"], e["name"]) for e in events if e["tid"] == 0}
     assert (3, "F0") in tid and (0, "F0") in tid and not any(s in (1, 2) for s, _ in tid)
+
+
+def test_gantt_frames_overlapped_pairs():
+    import matplotlib.pyplot as plt
+
+    from pipelab.plot import gantt
+
+    sched = dualpipev(2, 4)
+    tl = simulate_placed(sched, 1.0, 1.0, 1.0)
+    ax = gantt(tl)
+    frames = [c for c in ax.collections if len(c.get_facecolors()) == 0 or c.get_facecolors()[0][3] == 0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    plt.close(ax.figure)
+    pairs = sum(a.endswith("OVERLAP_F_B") for row in sched.labels() for a in row)
+    assert len(frames) == len(tl.meta["overlapped"]) == pairs > 0
+    assert "重叠的 F 与 B" in legend
