@@ -201,9 +201,13 @@ def torch_split_spec(stage_layers, *, prefix: str = "layers") -> dict[str, str]:
 # -- all together -----------------------------------------------------------------------------------
 
 
-def launch_flags(stage_layers, *, placement: str = "loop", schedule: str | None = None) -> dict:
-    """Everything above for one partition.  ``placement="loop"``: one stage per rank (``P`` =
-    ``len(stage_layers)``); ``"v"``: ``2P`` stages, rank ``r`` holds ``r`` and ``2P−1−r``.
+def launch_flags(
+    stage_layers, *, placement: str = "loop", schedule: str | None = None, ranks: int | None = None
+) -> dict:
+    """Everything above for one partition.  ``placement="loop"``: stage ``i`` on rank ``i mod P``, one
+    stage per rank unless ``ranks`` is given (then ``len(stage_layers) / ranks`` virtual stages per rank,
+    interleaved as in Megatron's layout and ``Interleaved1F1B``); ``"v"``: ``2P`` stages, rank ``r``
+    holds ``r`` and ``2P−1−r``.
 
     Returns a dict: ``ranks``, ``stage_layers``, ``megatron`` (``layout`` and ``uneven`` flags, ``None``
     where not expressible, and ``args``: a command-line fragment), ``torchtitan`` (``less_layers``,
@@ -215,20 +219,29 @@ def launch_flags(stage_layers, *, placement: str = "loop", schedule: str | None 
         raise ValueError(f"placement must be 'loop' or 'v', got {placement!r}")
     if placement == "v" and len(n) % 2:
         raise ValueError(f"a V placement has an even number of stages (2P); got {len(n)}")
-    P = len(n) if placement == "loop" else len(n) // 2
+    if placement == "loop":
+        P = len(n) if ranks is None else V.count(ranks, "ranks")
+        if len(n) % P:
+            raise ValueError(f"{len(n)} stages do not divide over {P} ranks")
+    else:
+        P = len(n) // 2
+        if ranks is not None and V.count(ranks, "ranks") != P:
+            raise ValueError(f"a V of {len(n)} stages runs on {P} ranks, not {ranks}")
+    vpp = len(n) // P
     L = sum(n)
     if schedule is None:
-        schedule = "1F1B" if placement == "loop" else "ZBVZeroBubble"
+        schedule = "ZBVZeroBubble" if placement == "v" else "1F1B" if vpp == 1 else "Interleaved1F1B"
     mega: dict = {"layout": None, "uneven": None, "args": None}
     if placement == "loop":
         mega["layout"] = megatron_layout(n)
-        mega["uneven"] = megatron_uneven_flags(n) if min(n) >= 1 else None
+        mega["uneven"] = megatron_uneven_flags(n) if min(n) >= 1 and vpp == 1 else None
         head = f"--pipeline-model-parallel-size {P} --num-layers {L}"
         if mega["uneven"]:
             mega["args"] = head + "".join(f" {k} {v}" for k, v in mega["uneven"].items())
         else:
             mega["args"] = f'{head} --pipeline-model-parallel-layout "{mega["layout"]}"'
-    less = torchtitan_less_layers(n)
+    # torchtitan's weights split over 1 stage per rank (single-stage schedules) or 2 (multi-stage ones)
+    less = torchtitan_less_layers(n) if vpp <= 2 else None
     tt_args = (
         f"--parallelism.pipeline_parallel_degree {P} --parallelism.pipeline_parallel_schedule {schedule}"
     )
@@ -239,7 +252,7 @@ def launch_flags(stage_layers, *, placement: str = "loop", schedule: str | None 
         )
     titan = {"less_layers": less, "fqns": torchtitan_fqns(n), "args": tt_args}
     if placement == "loop":
-        builds = [[r] for r in range(P)]
+        builds = [[r + k * P for k in range(vpp)] for r in range(P)]
     else:
         builds = [[r, 2 * P - 1 - r] for r in range(P)]
     tch = {"split_spec": torch_split_spec(n) if min(n) >= 1 else None, "stages_per_rank": builds}

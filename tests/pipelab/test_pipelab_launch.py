@@ -191,3 +191,21 @@ def test_cli_flags_and_v_orders():
     assert r.returncode == 0 and r.stdout.splitlines()[0].split()[:3] == ["0F0", "0F1", "3F0"]
     r = cli("order", "dualpipev", "--stages", "2", "--microbatches", "3")
     assert r.returncode == 2 and "m >= 2P" in r.stderr
+
+
+def test_interleaved_partition_megatron_rank_map():
+    """With ``ranks``, Megatron infers VPP = stages / PP and gives pipeline rank p the stages
+    ``layout[vpp * PP + p]`` (``PipelineParallelLayerLayout.__init__``): the same stages torch builds."""
+    n = [2, 5, 6, 4, 1, 6, 5, 3]
+    d = launch_flags(n, ranks=4)
+    stages = megatron_parse(d["megatron"]["layout"])
+    pp = 4
+    vpp = len(stages) // pp
+    per_rank = [[vp * pp + p for vp in range(vpp)] for p in range(pp)]
+    assert per_rank == d["torch"]["stages_per_rank"] == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert [st.count("t") for st in stages] == n
+    assert d["megatron"]["uneven"] is None and "--pipeline-model-parallel-layout" in d["megatron"]["args"]
+    assert "Interleaved1F1B" in d["torchtitan"]["args"]
+    with pytest.raises(ValueError):
+        launch_flags(n, ranks=3)
+    assert launch_flags([3, 11, 11, 7], ranks=4)["text"] == launch_flags([3, 11, 11, 7])["text"]
