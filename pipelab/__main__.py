@@ -82,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--schedule", default=None, help="schedule name for torchtitan/torch (default 1F1B, or ZBVZeroBubble)"
     )
+    g.add_argument("--ranks", "-p", type=int, default=None, help="ranks P (loop: several stages per rank)")
     return ap
 
 
@@ -221,7 +222,11 @@ def _flags(a) -> int:
     parts = [p for p in a.layers.replace(" ", ",").split(",") if p]
     if not parts or not all(p.isdigit() for p in parts):
         raise ValueError(f"layers: expected whole numbers separated by commas, got {a.layers!r}")
-    print(launch_flags([int(p) for p in parts], placement=a.placement, schedule=a.schedule)["text"])
+    print(
+        launch_flags([int(p) for p in parts], placement=a.placement, schedule=a.schedule, ranks=a.ranks)[
+            "text"
+        ]
+    )
     return 0
 
 

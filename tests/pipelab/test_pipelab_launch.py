@@ -185,6 +185,10 @@ def test_cli_flags_and_v_orders():
     assert r.returncode == 0 and r.stdout.rstrip("\n") == launch_flags([3, 11, 11, 7])["text"]
     r = cli("flags", "1,5,2,1,9,8,5,1", "--placement", "v", "--schedule", "DualPipeV")
     assert r.returncode == 0 and "ScheduleDualPipeV" in r.stdout and "no V schedule" in r.stdout
+    r = cli("flags", "2,5,6,4,1,6,5,3", "--ranks", "4")
+    assert (
+        r.returncode == 0 and r.stdout.rstrip("\n") == launch_flags([2, 5, 6, 4, 1, 6, 5, 3], ranks=4)["text"]
+    )
     r = cli("flags", "3,x")
     assert r.returncode == 2 and "whole numbers" in r.stderr
     r = cli("order", "zbv", "--stages", "2", "--microbatches", "2")
