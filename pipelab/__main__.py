@@ -1,4 +1,4 @@
-"""``python -m pipelab {order,simulate,partition} …`` — see ``python -m pipelab -h``."""
+"""``python -m pipelab {order,simulate,partition,flags} …`` — see ``python -m pipelab -h``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 from . import _validate as V
 
 SCHED_NAMES = ("gpipe", "1f1b", "interleaved-1f1b", "zb-h1")
+V_NAMES = ("zbv", "dualpipev")  # V placement (pipelab.vshape), torch's labels: F, I, W, B, OVERLAP_F_B
 
 
 def _floats(text: str, what: str) -> list[float] | float:
@@ -28,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     o = sub.add_parser("order", help="print each rank's op order, e.g. 0F0 0F1 0B0 …")
-    o.add_argument("name", choices=SCHED_NAMES)
+    o.add_argument("name", choices=(*SCHED_NAMES, *V_NAMES))
     o.add_argument("--stages", "-p", type=int, required=True, help="number of ranks P")
     o.add_argument("--microbatches", "-m", type=int, required=True)
     o.add_argument(
@@ -70,11 +71,31 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--mem", default=None, help="per-layer memory (one number or a comma list)")
     q.add_argument("--mem-cap", default=None, help="per-stage memory cap (one number or a comma list)")
     q.add_argument("--method", choices=("min-max", "water-fill", "uniform", "spread"), default="min-max")
+
+    g = sub.add_parser(
+        "flags", help="a partition as Megatron-LM / torchtitan / torch.distributed.pipelining flags"
+    )
+    g.add_argument("layers", help="layers per stage in model order, e.g. 3,11,11,7")
+    g.add_argument(
+        "--placement", choices=("loop", "v"), default="loop", help="v: 2P stages, rank r holds r and 2P-1-r"
+    )
+    g.add_argument(
+        "--schedule", default=None, help="schedule name for torchtitan/torch (default 1F1B, or ZBVZeroBubble)"
+    )
+    g.add_argument("--ranks", "-p", type=int, default=None, help="ranks P (loop: several stages per rank)")
     return ap
 
 
 def _order(a) -> int:
     from .schedules import make_schedule
+
+    if a.name in V_NAMES:
+        from . import vshape
+
+        if a.chunks not in (None, 2):
+            raise ValueError(f"{a.name} has 2 stages per rank (got --chunks {a.chunks})")
+        print({"zbv": vshape.zbv, "dualpipev": vshape.dualpipev}[a.name](a.stages, a.microbatches))
+        return 0
 
     v = a.chunks if a.chunks is not None else (2 if a.name == "interleaved-1f1b" else 1)
     print(make_schedule(a.name, a.stages, a.microbatches, v))
@@ -195,10 +216,24 @@ def _partition(a) -> int:
     return 0
 
 
+def _flags(a) -> int:
+    from .launch import launch_flags
+
+    parts = [p for p in a.layers.replace(" ", ",").split(",") if p]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise ValueError(f"layers: expected whole numbers separated by commas, got {a.layers!r}")
+    print(
+        launch_flags([int(p) for p in parts], placement=a.placement, schedule=a.schedule, ranks=a.ranks)[
+            "text"
+        ]
+    )
+    return 0
+
+
 def main(argv=None) -> int:
     a = _parser().parse_args(argv)
     try:
-        return {"order": _order, "simulate": _simulate, "partition": _partition}[a.cmd](a)
+        return {"order": _order, "simulate": _simulate, "partition": _partition, "flags": _flags}[a.cmd](a)
     except (ValueError, TypeError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -52,7 +52,7 @@ def gantt(timeline: Timeline, ax=None, title=None, *, show_labels: bool | None =
     for r in range(P):
         ax.broken_barh([(0, T)], (r - 0.4, 0.8), facecolors="#eeeeee", edgecolor="none", zorder=0)
     for o in timeline.ops:
-        r = o.stage % P
+        r = timeline.rank_of(o)
         st = _KIND_STYLE.get(o.kind, _KIND_STYLE["F"])
         color = cmap(o.mb % cmap.N)
         ax.broken_barh(
@@ -71,6 +71,16 @@ def gantt(timeline: Timeline, ax=None, title=None, *, show_labels: bool | None =
     for r, s, e in timeline.blocked:
         ax.broken_barh(
             [(s, e - s)], (r - 0.4, 0.8), facecolors="#d62728", alpha=0.35, edgecolor="none", zorder=1
+        )
+    overlapped = timeline.meta.get("overlapped", [])  # DualPipeV's F&B pairs (pipelab.vshape)
+    for s, e, label in overlapped:
+        r = timeline.rank_of(
+            timeline.find(
+                int(label[1 : label.index("F")]), "F", int(label[label.index("F") + 1 : label.index(";")])
+            )
+        )
+        ax.broken_barh(
+            [(s, e - s)], (r - 0.45, 0.9), facecolors="none", edgecolor="black", linewidth=1.6, zorder=4
         )
     ax.set_ylim(P - 0.5, -0.5)
     ax.set_yticks(range(P))
@@ -91,6 +101,8 @@ def gantt(timeline: Timeline, ax=None, title=None, *, show_labels: bool | None =
     handles.append(Patch(facecolor="#eeeeee", edgecolor="#999999", label="空闲"))
     if timeline.blocked:
         handles.append(Patch(facecolor="#d62728", alpha=0.35, label="阻塞发送"))
+    if overlapped:
+        handles.append(Patch(facecolor="none", edgecolor="black", linewidth=1.6, label="重叠的 F 与 B"))
     ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.9, bbox_to_anchor=(1.005, 1.0))
     if title is None:
         title = f"makespan = {timeline.makespan:g}，气泡率 = {timeline.bubble_ratio:.1%}"

@@ -42,7 +42,8 @@ class Timeline:
 
     Attributes: ``ops`` (list of :class:`Op`), ``num_stages`` (number of *rows* = ranks/devices; an
     interleaved schedule with ``v`` chunks per rank still has ``num_stages == P`` rows and ops are
-    placed on row ``stage % P``), ``num_microbatches``, ``chunks``, ``blocked`` (``(rank, start, end)``
+    placed on row ``stage % P``, or on ``stage_to_rank[stage]`` when given, e.g. the V placement of
+    :mod:`pipelab.vshape`), ``num_microbatches``, ``chunks``, ``blocked`` (``(rank, start, end)``
     intervals a rank spent blocked in a send; idle time), and, from :func:`pipelab.simulate`,
     ``memory`` (per rank a pair of numpy arrays ``(times, bytes)``: activation memory as a step
     function, value holding from each time on), ``peak_in_flight`` and ``peak_memory`` (per rank) and
@@ -66,7 +67,9 @@ class Timeline:
         peak_memory=None,
         meta=None,
         columns=None,
+        stage_to_rank=None,
     ):
+        self.stage_to_rank = None if stage_to_rank is None else tuple(int(r) for r in stage_to_rank)
         self._ops = list(ops) if ops is not None else None
         if columns is None:
             o = self._ops or []
@@ -110,7 +113,14 @@ class Timeline:
 
     # -- geometry -----------------------------------------------------------------------------
     def rank_of(self, op: Op) -> int:
+        if self.stage_to_rank is not None:
+            return self.stage_to_rank[op.stage]
         return op.stage % self.num_stages
+
+    def _ranks(self, stages: np.ndarray) -> np.ndarray:
+        if self.stage_to_rank is not None:
+            return np.asarray(self.stage_to_rank, dtype=np.int64)[stages]
+        return stages % self.num_stages
 
     @property
     def makespan(self) -> float:
@@ -122,9 +132,7 @@ class Timeline:
         c = self.columns
         if not len(c["start"]):
             return [0.0] * self.num_stages
-        busy = np.bincount(
-            c["stage"] % self.num_stages, weights=c["end"] - c["start"], minlength=self.num_stages
-        )
+        busy = np.bincount(self._ranks(c["stage"]), weights=c["end"] - c["start"], minlength=self.num_stages)
         return busy.tolist()
 
     @property
@@ -157,8 +165,7 @@ class Timeline:
 
     def ops_of_rank(self, rank: int) -> list[Op]:
         """Ops executed by row ``rank``, in time order."""
-        P = self.num_stages
-        return sorted((o for o in self.ops if o.stage % P == rank), key=lambda o: (o.start, o.end))
+        return sorted((o for o in self.ops if self.rank_of(o) == rank), key=lambda o: (o.start, o.end))
 
     def order(self) -> list[list[str]]:
         """Per-rank op labels (``"0F3"``) in execution order."""

@@ -34,7 +34,7 @@ def chrome_trace(timeline: Timeline, *, us_per_unit: float = 1000.0, memory: boo
                 "cat": o.kind,
                 "ph": "X",
                 "pid": 0,
-                "tid": o.stage % P,
+                "tid": timeline.rank_of(o),
                 "ts": o.start * k,
                 "dur": (o.end - o.start) * k,
                 "args": {"stage": o.stage, "microbatch": o.mb, "chunk": o.chunk, "kind": o.kind},

@@ -7,7 +7,10 @@ torch is NOT a dependency of this project.  Run this script with a throwaway env
 
 It writes ``tests/golden/pipelab/torch_schedules.json`` with the per-rank orders that
 ``torch.distributed.pipelining._schedule_visualizer.get_schedule_ops`` builds (no process group
-needed) for GPipe, 1F1B and Interleaved1F1B over a grid of (P, m[, v]), including m < P.
+needed) for GPipe, 1F1B and Interleaved1F1B over a grid of (P, m[, v]), including m < P, and
+``tests/golden/pipelab/torch_v_schedules.json`` with the V-placement schedules ZBVZeroBubble and
+DualPipeV (2 stages per rank) over a grid of (P, m): every action as torch prints it (``str(_Action)``:
+``0F3``, ``7I1``, ``(0F3;7B1)OVERLAP_F_B``), only the ``None`` spacing entries dropped.
 
 Post-processing, all explicit:
 * ``None`` entries (idle slots the visualizer inserts for spacing) and non-compute actions such as
@@ -29,6 +32,10 @@ OUT = Path(__file__).resolve().parents[1] / "tests" / "golden" / "pipelab" / "to
 
 GRID_P = [1, 2, 3, 4, 5, 8]
 GRID_M = [1, 2, 3, 4, 5, 6, 8, 12, 16]
+GRID_V_P = [1, 2, 3, 4, 5, 8]
+GRID_V_M = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20]
+V_SCHEDULES = ("ZBVZeroBubble", "DualPipeV")
+OUT_V = OUT.with_name("torch_v_schedules.json")
 GRID_INTERLEAVED = [(P, m, v) for P in (2, 3, 4) for m in (1, 2, 3, 4, 6, 8, 9, 12, 16) for v in (2, 3)]
 
 
@@ -113,6 +120,38 @@ def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {len(cases)} cases to {OUT}")
+    write_v_goldens(torch, get_schedule_ops)
+
+
+def write_v_goldens(torch, get_schedule_ops) -> None:
+    """ZB-V and DualPipeV: stage 0 and stage 2P-1 on rank 0 (torch's ``style="v"`` placement)."""
+    from torch.distributed.pipelining._utils import generate_stage_to_rank_mapping
+
+    cases = []
+    for name in V_SCHEDULES:
+        for P in GRID_V_P:
+            for m in GRID_V_M:
+                case = {"schedule": name, "P": P, "m": m, "v": 2}
+                try:
+                    raw = get_schedule_ops(name, P, m, num_stages_per_rank=2)
+                except Exception as e:  # torch rejects some (P, m) combinations; record why
+                    case["error"] = f"{type(e).__name__}: {e}"
+                    cases.append(case)
+                    continue
+                case["stage_to_rank"] = [
+                    generate_stage_to_rank_mapping(P, 2 * P, style="v")[s] for s in range(2 * P)
+                ]
+                case["orders"] = [[str(a) for a in rank_ops if a is not None] for rank_ops in raw]
+                cases.append(case)
+    doc = {
+        "generated_by": "tools/make_goldens.py",
+        "torch_version": torch.__version__,
+        "source": "torch.distributed.pipelining._schedule_visualizer.get_schedule_ops(name, P, m, num_stages_per_rank=2)",
+        "notes": ["None spacing entries dropped; every other action kept as str(_Action)"],
+        "cases": cases,
+    }
+    OUT_V.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {len(cases)} cases to {OUT_V}")
 
 
 if __name__ == "__main__":
