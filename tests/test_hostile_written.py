@@ -228,7 +228,7 @@ def test_the_first_answer_a_process_reads_is_not_charged_for_start_up():
 
     code = (
         "import json\n"
-        "from autograder import agreement\n"
+        "from autograder.authoring import agreement\n"
         "from autograder.grading.written import suggest\n"
         "item = agreement.written_items('16-asymmetric-pipeline')['q1']\n"
         "empty = suggest('', item, budget_s=0.3)\n"  # an empty answer renders nothing: the question does
