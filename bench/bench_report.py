@@ -36,7 +36,7 @@ def _class(out: Path) -> int:
     from autograder.core.layout import REPO as LAYOUT
     from autograder.core.registry import lessons
     from autograder.core.results import SubmissionResult, TestOutcome
-    from autograder.gradebook import store as gradebook
+    from autograder.gradebook import coursedir
     from autograder.grading.assignment import load_assignment
     from autograder.grading.scoring import score_items
 
@@ -55,7 +55,7 @@ def _class(out: Path) -> int:
     for n in range(CLASS_SIZE):
         sid = f"s{n:03d}"
         answers = variants[n % len(variants)]
-        path = out / gradebook.SUBMITTED / sid / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+        path = out / coursedir.SUBMITTED / sid / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
         path.parent.mkdir(parents=True)
         nb = with_answers(with_code(release, codes[n % len(codes)]), answers)
         path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")

@@ -26,7 +26,7 @@ from pathlib import Path
 from autograder.authoring.demo import with_code
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.results import EXECUTED, STATIC_REVIEW, ItemResult, SubmissionResult, TestOutcome
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir
 
 ASSIGNMENT, NOTEBOOK = "16-asymmetric-pipeline", "asymmetric_pipeline"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "similarity"
@@ -85,7 +85,7 @@ def hand_class(out: Path, code: bool = False) -> list[SubmissionResult]:
             "s4": (FIXTURES / "16_table_bisection.py").read_text(encoding="utf-8"),
         }
         for sid, src in sources.items():
-            path = out / gradebook.SUBMITTED / sid / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+            path = out / coursedir.SUBMITTED / sid / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(with_code(release, src), ensure_ascii=False), encoding="utf-8")
     return results

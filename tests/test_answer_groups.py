@@ -19,7 +19,7 @@ from autograder.authoring.demo import first_sentence_answers, reference_answers
 from autograder.classroom.export import export
 from autograder.cli.main import main as cli
 from autograder.core.layout import REPO as LAYOUT
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir, reading
 from autograder.review.answer_groups import SIMILARITY, Answer, group_answers, similarity_matrix
 from autograder.review.group_page import CSP, render_index, render_item
 from autograder.review.groups import (
@@ -167,13 +167,13 @@ def test_confirming_a_group_reaches_gradebook_formgrader_fields_and_export(grade
     report = confirm_group(out, ASSIGNMENT, "q1", group.key, 1.5, "清楚地说明了两种停顿")
     assert report.written == ["s01", "s02", "s03"] and report.kept == []
 
-    url = gradebook.db_url_for(out)
+    url = coursedir.db_url_for(out)
     for s in ("s01", "s02", "s03"):
-        assert gradebook.confirmed_scores(url, ASSIGNMENT, s)["q1"] == 1.5
-    assert gradebook.confirmed_scores(url, ASSIGNMENT, "s04")["q1"] is None
+        assert reading.confirmed_scores(url, ASSIGNMENT, s)["q1"] == 1.5
+    assert reading.confirmed_scores(url, ASSIGNMENT, "s04")["q1"] is None
     from nbgrader.api import Gradebook
 
-    with Gradebook(url, gradebook.COURSE_ID) as gb:  # what formgrader reads
+    with Gradebook(url, coursedir.COURSE_ID) as gb:  # what formgrader reads
         grade = gb.find_grade("q1", "asymmetric_pipeline", ASSIGNMENT, "s02")
         comment = gb.find_comment("q1", "asymmetric_pipeline", ASSIGNMENT, "s02")
         assert grade.manual_score == 1.5 and not grade.needs_manual_grade
@@ -194,7 +194,7 @@ def test_a_member_changed_alone_afterwards_keeps_its_own_score(graded):
     confirm_group(out, ASSIGNMENT, "q1", group.key, 2.0)
     from nbgrader.api import Gradebook
 
-    with Gradebook(gradebook.db_url_for(out), gradebook.COURSE_ID) as gb:  # as formgrader's PUT does
+    with Gradebook(coursedir.db_url_for(out), coursedir.COURSE_ID) as gb:  # as formgrader's PUT does
         grade = gb.find_grade("q1", "asymmetric_pipeline", ASSIGNMENT, "s03")
         grade.manual_score = 0.5
         gb.db.commit()
@@ -218,7 +218,7 @@ def test_regrading_never_overwrites_a_confirmed_group(graded, answers16, tmp_pat
     assert (rows["s04"]["q1"], rows["s05"]["q1"]) == ("0.5", "0.5")
     from nbgrader.api import Gradebook
 
-    with Gradebook(gradebook.db_url_for(out), gradebook.COURSE_ID) as gb:
+    with Gradebook(coursedir.db_url_for(out), coursedir.COURSE_ID) as gb:
         assert "只说了一半" in gb.find_comment("q1", "asymmetric_pipeline", ASSIGNMENT, "s04").manual_comment
 
 
@@ -238,7 +238,7 @@ def test_stale_or_invalid_confirmations_write_nothing(graded, answers16, tmp_pat
     with pytest.raises(StaleGroup):
         confirm_group(out, ASSIGNMENT, "q1", group.key, 1.0)
     assert all(
-        v is None for v in gradebook.confirmed_scores(gradebook.db_url_for(out), ASSIGNMENT, "s04").values()
+        v is None for v in reading.confirmed_scores(coursedir.db_url_for(out), ASSIGNMENT, "s04").values()
     )
 
 
@@ -305,12 +305,12 @@ def test_review_server_requires_login_and_confirms_through_its_form(graded):
         status, _ = _post(server, page + "/confirm", form)
         assert status == 303
         assert all(
-            gradebook.confirmed_scores(gradebook.db_url_for(out), ASSIGNMENT, s)["q1"] == 1.75
+            reading.confirmed_scores(coursedir.db_url_for(out), ASSIGNMENT, s)["q1"] == 1.75
             for s in ("s01", "s02", "s03")
         )
         status, _ = _post(server, page + "/confirm", {**form, "score": "9"})  # out of range: nothing written
         assert status == 303
-        assert gradebook.confirmed_scores(gradebook.db_url_for(out), ASSIGNMENT, "s04")["q1"] is None
+        assert reading.confirmed_scores(coursedir.db_url_for(out), ASSIGNMENT, "s04")["q1"] is None
         # a POST authenticated only by the login cookie, without Jupyter's _xsrf field, is refused
         cookie = _login_cookie(server)
         req = urllib.request.Request(server.base + page, headers={"Cookie": cookie})

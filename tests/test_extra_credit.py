@@ -18,7 +18,7 @@ from nbgrader.api import Gradebook
 from autograder.classroom import export as export_mod
 from autograder.core.results import STATIC_REVIEW, ItemResult, SubmissionResult
 from autograder.core.rubric import RubricError
-from autograder.gradebook import store as gbmod
+from autograder.gradebook import coursedir, recording
 from autograder.grading.assignment import Assignment
 from autograder.reporting import feedback
 
@@ -170,7 +170,7 @@ def course_with_challenge(tmp_path):
     (source / ASSIGNMENT).mkdir(parents=True)
     src_nb = source / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
     src_nb.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
-    out = gbmod.prepare_course_dir(tmp_path / "out", source)
+    out = coursedir.prepare_course_dir(tmp_path / "out", source)
     submitted = tmp_path / "class" / "submitted"
     paths = {}
     for student in ("ana", "ben"):
@@ -182,10 +182,10 @@ def course_with_challenge(tmp_path):
 
 def test_gradebook_records_extra_credit_the_nbgrader_way(course_with_challenge):
     out, paths = course_with_challenge
-    url = gbmod.db_url_for(out)
+    url = coursedir.db_url_for(out)
     for r in (result("ana", 2.0, 1.5, 2.0), result("ben", 0.0, 2.0, 4 / 3)):
-        gbmod.record(out, r, paths[r.student_id])
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+        recording.record(out, r, paths[r.student_id])
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         nb = gb.find_notebook(NOTEBOOK, ASSIGNMENT)
         assert nb.max_score == 10, "the extra-credit cell adds nothing to nbgrader's max_score"
         g = gb.find_grade("challenge", NOTEBOOK, ASSIGNMENT, "ana")
@@ -204,14 +204,14 @@ def test_gradebook_records_extra_credit_the_nbgrader_way(course_with_challenge):
         sub = gb.find_submission(ASSIGNMENT, "ben")
         assert (sub.code_score, sub.max_score) == (4.0, 10)
     # the instructor overrides the challenge in formgrader; a changed test score asks for a re-check
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         g = gb.find_grade("challenge", NOTEBOOK, ASSIGNMENT, "ana")
         g.manual_score = 0.0
         gb.db.commit()
-    gbmod.record(out, result("ana", 2.0, 1.5, 2.0), paths["ana"])
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    recording.record(out, result("ana", 2.0, 1.5, 2.0), paths["ana"])
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         assert not gb.find_grade("challenge", NOTEBOOK, ASSIGNMENT, "ana").needs_manual_grade
-    gbmod.record(out, result("ana", 2.0, 0.5, 2.0), paths["ana"])
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    recording.record(out, result("ana", 2.0, 0.5, 2.0), paths["ana"])
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         g = gb.find_grade("challenge", NOTEBOOK, ASSIGNMENT, "ana")
         assert (g.extra_credit, g.needs_manual_grade) == (0.5, True)

@@ -18,7 +18,7 @@ from nbgrader.api import Comment, Grade, Gradebook, Student, SubmittedAssignment
 from autograder.classroom import export as export_mod
 from autograder.core.results import STATIC_REVIEW, ItemResult, SubmissionResult
 from autograder.core.results import TestOutcome as Outcome
-from autograder.gradebook import store as gbmod
+from autograder.gradebook import coursedir, database, reading, recording, structure
 from autograder.review import formgrader
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,7 +99,7 @@ def sha(path: Path) -> str:
 
 
 def row_counts(url: str) -> dict[str, int]:
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         return {
             m.__name__: gb.db.query(m).count()
             for m in (Student, SubmittedAssignment, SubmittedNotebook, Grade, Comment)
@@ -114,16 +114,16 @@ def read_csv(path: Path) -> dict[str, dict]:
 def record_and_save(out: Path, sub_root: Path, student: str, tag: str = "v1", answers=None):
     result = make_result(student, tag)
     path = write_submission(sub_root, student, answers)
-    gbmod.record(out, result, path)
+    recording.record(out, result, path)
     result.save(out / "results" / student / f"{ASSIGNMENT}.json")
     return result, path
 
 
 @pytest.fixture()
 def course(tmp_path):
-    out = gbmod.prepare_course_dir(tmp_path / "out", FIXTURE_SOURCE)
-    url = gbmod.db_url_for(out)
-    gbmod.ensure_assignment(url, ASSIGNMENT, SOURCE_NB)
+    out = coursedir.prepare_course_dir(tmp_path / "out", FIXTURE_SOURCE)
+    url = coursedir.db_url_for(out)
+    structure.ensure_assignment(url, ASSIGNMENT, SOURCE_NB)
     sub_root = tmp_path / "class"
     paths = {}
     for student in STUDENTS:
@@ -136,11 +136,11 @@ def test_course_dir_and_assignment_structure(course):
     cfg = (out / "nbgrader_config.py").read_text(encoding="utf-8")
     assert f"c.CourseDirectory.root = {str(out)!r}" in cfg
     assert f"c.CourseDirectory.source_directory = {str(FIXTURE_SOURCE.resolve())!r}" in cfg
-    assert gbmod.source_directory(out) == FIXTURE_SOURCE.resolve()
+    assert coursedir.source_directory(out) == FIXTURE_SOURCE.resolve()
     before = row_counts(url)
-    gbmod.ensure_assignment(url, ASSIGNMENT, SOURCE_NB)  # idempotent, also with submissions present
+    structure.ensure_assignment(url, ASSIGNMENT, SOURCE_NB)  # idempotent, also with submissions present
     assert row_counts(url) == before
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         nb = gb.find_notebook(NOTEBOOK, ASSIGNMENT)
         assert sorted(c.name for c in nb.grade_cells) == ["q1", "q2", "q3", "simulator", "solver"]
         assert sorted(c.name for c in nb.solution_cells) == ["exercise", "q1", "q2", "q3"]
@@ -155,14 +155,14 @@ def test_course_dir_and_assignment_structure(course):
     alt = out.parent / "alt" / f"{NOTEBOOK}.ipynb"
     alt.parent.mkdir()
     alt.write_text(json.dumps(changed), encoding="utf-8")
-    with pytest.raises(gbmod.SourceChanged, match="new --out directory"):
-        gbmod.ensure_assignment(url, ASSIGNMENT, alt)
+    with pytest.raises(structure.SourceChanged, match="new --out directory"):
+        structure.ensure_assignment(url, ASSIGNMENT, alt)
     assert row_counts(url) == before
 
 
 def test_recorded_scores_and_suggestions(course):
     out, url = course["out"], course["url"]
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         assert sorted(s.id for s in gb.students) == sorted(STUDENTS)
         for student, (sim, sol, _sugg) in STUDENTS.items():
             for iid, score in (("simulator", sim), ("solver", sol)):
@@ -194,7 +194,7 @@ def test_recorded_scores_and_suggestions(course):
         assert [cell_text(c) for c in shown["cells"] if c["cell_type"] == "code"] == code
         assert all(c.get("outputs", []) == [] for c in shown["cells"])
         assert sha(out / "submitted" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb") == sha(path)
-    assert gbmod.confirmed_scores(url, ASSIGNMENT, "alice") == {"q1": None, "q2": None, "q3": None}
+    assert reading.confirmed_scores(url, ASSIGNMENT, "alice") == {"q1": None, "q2": None, "q3": None}
 
 
 def test_unreadable_submission_gets_a_placeholder_notebook(course):
@@ -212,7 +212,7 @@ def test_unreadable_submission_gets_a_placeholder_notebook(course):
             ItemResult("q1", "written", 2, 0.0, STATIC_REVIEW, suggestion=0.0),
         ],
     )
-    gbmod.record(out, result, bad)
+    recording.record(out, result, bad)
     assert bad.read_bytes() == b'{"cells": [ truncated'
     placeholder = json.loads((out / "autograded" / "dave" / ASSIGNMENT / f"{NOTEBOOK}.ipynb").read_text())
     assert "unreadable notebook" in "".join(placeholder["cells"][0]["source"])
@@ -229,7 +229,7 @@ def killed_before_commit(out: Path, sub_root: Path, student: str) -> None:
                 ready.write_text("x")
                 time.sleep(60)
 
-            gbmod._before_commit = hang
+            database._before_commit = hang
             record_and_save(out, sub_root, student, tag="v2")
         finally:
             os._exit(1)
@@ -252,16 +252,16 @@ def killed_before_commit(out: Path, sub_root: Path, student: str) -> None:
 def test_kill_9_inside_the_transaction_keeps_the_previous_state(course):
     out, url, sub_root = course["out"], course["url"], course["sub_root"]
     before = row_counts(url)
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         old = gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "bob").auto_comment
     killed_before_commit(out, sub_root, "bob")  # an update of an existing submission
     killed_before_commit(out, sub_root, "erin")  # a new student: student, submission, grade, comment rows
     assert row_counts(url) == before
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         assert gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "bob").auto_comment == old
     assert not (out / "autograded" / "erin").exists()
     record_and_save(out, sub_root, "bob", tag="v2")  # the database is not left locked
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         assert gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "bob").auto_comment.startswith("[v2]")
     assert row_counts(url) == before
 
@@ -273,7 +273,7 @@ def test_formgrader_review_export_and_rerun(course):
     assert list(rows["alice"])[:7] == ["student_id", "assignment_id", "simulator", "solver", "q1", "q2", "q3"]
     assert rows["alice"]["q2"] == "1" and rows["alice"]["total"] == "8" and rows["alice"]["max_total"] == "10"
     assert rows["alice"]["provisional"] == "true" and rows["alice"]["passed"] == "true"
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         ids = {q: gb.find_grade(q, NOTEBOOK, ASSIGNMENT, "alice").id for q in ("q1", "q2", "q3")}
         cid = gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "alice").id
         snb_id = gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, "alice").id
@@ -312,7 +312,7 @@ def test_formgrader_review_export_and_rerun(course):
         assert (rows["alice"]["q1"], rows["alice"]["q2"], rows["alice"]["q3"]) == ("1.5", "2", "0")
         assert rows["alice"]["provisional"] == "false" and rows["alice"]["total"] == "7.5"
         assert rows["bob"]["provisional"] == "true"
-        assert gbmod.confirmed_scores(url, ASSIGNMENT, "alice") == {"q1": 1.5, "q2": 2.0, "q3": 0.0}
+        assert reading.confirmed_scores(url, ASSIGNMENT, "alice") == {"q1": 1.5, "q2": 2.0, "q3": 0.0}
 
         # re-grade the class while formgrader is open: the review survives, nothing duplicates
         before = row_counts(url)
@@ -324,7 +324,7 @@ def test_formgrader_review_export_and_rerun(course):
         server.stop()
     assert server.proc.poll() is not None
 
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         g = gb.find_grade("q1", NOTEBOOK, ASSIGNMENT, "alice")
         assert g.manual_score == 1.5 and not g.needs_manual_grade and g.score == 1.5  # the instructor's
         c = gb.find_comment("q1", NOTEBOOK, ASSIGNMENT, "alice")
@@ -340,7 +340,7 @@ def test_formgrader_review_export_and_rerun(course):
 
     # alice rewrites her Q1 answer: the old score stays visible but the cell waits for review again
     record_and_save(out, sub_root, "alice", tag="v3", answers={"q1": "A completely new answer."})
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         g = gb.find_grade("q1", NOTEBOOK, ASSIGNMENT, "alice")
         assert g.manual_score == 1.5 and g.needs_manual_grade
         assert not gb.find_grade("q2", NOTEBOOK, ASSIGNMENT, "alice").needs_manual_grade
@@ -389,11 +389,11 @@ LESSON_16 = REPO / "solutions" / "16-asymmetric-pipeline" / "asymmetric_pipeline
 
 @pytest.mark.skipif(not LESSON_16.exists(), reason="lesson 16 source notebook not written yet")
 def test_lesson_16_source_registers_its_rubric_items(tmp_path):
-    out = gbmod.prepare_course_dir(tmp_path / "out", REPO)
-    assert gbmod.source_directory(out) == REPO / "solutions"
-    url = gbmod.db_url_for(out)
-    gbmod.ensure_assignment(url, "16-asymmetric-pipeline", LESSON_16)
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    out = coursedir.prepare_course_dir(tmp_path / "out", REPO)
+    assert coursedir.source_directory(out) == REPO / "solutions"
+    url = coursedir.db_url_for(out)
+    structure.ensure_assignment(url, "16-asymmetric-pipeline", LESSON_16)
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         nb = gb.find_notebook("asymmetric_pipeline", "16-asymmetric-pipeline")
         cells = {c.name: (c.cell_type, c.max_score) for c in nb.grade_cells}
         written = {c.name for c in nb.solution_cells}
@@ -406,7 +406,7 @@ def test_lesson_16_source_registers_its_rubric_items(tmp_path):
 
 def gradebook_rows(url: str) -> list[tuple]:
     """Every grade and comment of the gradebook, by student and cell name (no row ids)."""
-    with Gradebook(url, gbmod.COURSE_ID) as gb:
+    with Gradebook(url, coursedir.COURSE_ID) as gb:
         rows = []
         for sub in gb.assignment_submissions(ASSIGNMENT):
             for nb in sub.notebooks:
@@ -452,25 +452,25 @@ def test_a_class_is_recorded_in_bulk_with_the_same_rows_as_one_by_one(tmp_path):
     paths = {s: write_submission(tmp_path / "class", s) for s in students}
     outs = {}
     for name in ("few", "many", "single"):
-        outs[name] = gbmod.prepare_course_dir(tmp_path / name, FIXTURE_SOURCE)
-        gbmod.ensure_assignment(gbmod.db_url_for(outs[name]), ASSIGNMENT, SOURCE_NB)
+        outs[name] = coursedir.prepare_course_dir(tmp_path / name, FIXTURE_SOURCE)
+        structure.ensure_assignment(coursedir.db_url_for(outs[name]), ASSIGNMENT, SOURCE_NB)
     for s in students:
-        gbmod.record(outs["single"], make_result(s), paths[s])
+        recording.record(outs["single"], make_result(s), paths[s])
     counts = {}
     for name, group in (("few", students[:5]), ("many", students)):
         with count_statements() as calls:
-            confirmed = gbmod.record_many(outs[name], [(make_result(s), paths[s]) for s in group])
+            confirmed = recording.record_many(outs[name], [(make_result(s), paths[s]) for s in group])
         counts[name] = len(calls)
         assert confirmed == [{"q1": None, "q2": None, "q3": None}] * len(group)
         assert sum(1 for c in calls if c.strip().upper().startswith("BEGIN")) == 2  # a read, then ONE write
         with count_statements() as calls:  # the same class again: updates only
-            gbmod.record_many(outs[name], [(make_result(s, tag="v2"), paths[s]) for s in group])
+            recording.record_many(outs[name], [(make_result(s, tag="v2"), paths[s]) for s in group])
         counts[name + " again"] = len(calls)
     assert counts["many"] == counts["few"] and counts["many again"] == counts["few again"], counts
-    url = gbmod.db_url_for(outs["many"])
+    url = coursedir.db_url_for(outs["many"])
     for s in students:
-        gbmod.record(outs["single"], make_result(s, tag="v2"), paths[s])
-    assert gradebook_rows(url) == gradebook_rows(gbmod.db_url_for(outs["single"]))
-    assert row_counts(url) == row_counts(gbmod.db_url_for(outs["single"]))
+        recording.record(outs["single"], make_result(s, tag="v2"), paths[s])
+    assert gradebook_rows(url) == gradebook_rows(coursedir.db_url_for(outs["single"]))
+    assert row_counts(url) == row_counts(coursedir.db_url_for(outs["single"]))
     with pytest.raises(ValueError, match="more than once"):
-        gbmod.record_many(outs["many"], [(make_result("s000"), paths["s000"])] * 2)
+        recording.record_many(outs["many"], [(make_result("s000"), paths["s000"])] * 2)

@@ -33,9 +33,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder import seccomp_policy
 from autograder.authoring.demo import reference_code, with_code
 from autograder.platforms import gradescope
+from autograder.sandbox import seccomp_policy
 from tests.test_gradescope import (
     ASSIGNMENT,
     FORGERY,

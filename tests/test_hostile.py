@@ -579,16 +579,16 @@ def test_a_recording_failure_is_that_students_error_row(tmp_path, monkeypatch):
     """Attack 2: when recording one student fails (here the gradebook raises UnicodeEncodeError, as
     SQLite did on a lone surrogate), that student gets an error row and every other student is
     recorded; grades.csv has them all."""
-    from autograder.gradebook import store as gradebook
+    from autograder.gradebook import recording
 
-    record_many = gradebook.record_many
+    record_many = recording.record_many
 
     def failing(out, batch, **kwargs):
         if any(result.student_id == "b-breaks-the-writer" for result, _ in batch):
             "\ud800".encode("utf-8")
         return record_many(out, batch, **kwargs)
 
-    monkeypatch.setattr(gradebook, "record_many", failing)
+    monkeypatch.setattr(recording, "record_many", failing)
     cases = {
         "a-honest": "a07h_honest_reference",
         "b-breaks-the-writer": "a07h_honest_reference",

@@ -1,7 +1,7 @@
 """Attack 1 of issue 10 without a browser: a submission's markup must not become active content in what
 formgrader renders for the instructor. One lesson-16 submission carries every vector of
 ``tests/fixtures/hostile_review/vectors.json`` (answers, code-cell outputs, raw cells, cell metadata);
-``gradebook.record`` places the review copy in ``OUT/autograded`` as ``grade`` does, and the page is
+``recording.record`` places the review copy in ``OUT/autograded`` as ``grade`` does, and the page is
 rendered with formgrader's own exporter (nbconvert + nbgrader's ``formgrade`` template). The same
 catalogue runs in real Chromium against a real formgrader in ``tests/browser/test_hostile_review.py``.
 
@@ -20,7 +20,7 @@ import pytest
 
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.results import SubmissionResult
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir, recording
 from autograder.grading.assignment import load_assignment
 from autograder.grading.scoring import zero_items
 from autograder.review import formgrader
@@ -116,7 +116,7 @@ def reviewed(tmp_path_factory, hostile_review_notebook):
     tmp = tmp_path_factory.mktemp("hostile-review")
     assignment = load_assignment(LAYOUT.data_dir(ASSIGNMENT))
     release = json.loads((REPO / "lessons" / ASSIGNMENT / f"{assignment.notebook}.ipynb").read_text("utf-8"))
-    out = gradebook.prepare_course_dir(tmp / "out", ROOT)
+    out = coursedir.prepare_course_dir(tmp / "out", ROOT)
     pages = {}
     for student, nb in (("mallory", hostile_review_notebook(release, payload)), ("baseline", release)):
         path = tmp / "submitted" / student / ASSIGNMENT / f"{assignment.notebook}.ipynb"
@@ -124,7 +124,7 @@ def reviewed(tmp_path_factory, hostile_review_notebook):
         path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
         result = SubmissionResult(student, ASSIGNMENT, assignment.notebook, pass_line=assignment.pass_line)
         result.items = zero_items(assignment, "not graded in this test")
-        gradebook.record(out, result, path)
+        recording.record(out, result, path)
         pages[student] = render_formgrade(
             out / "autograded" / student / ASSIGNMENT / f"{assignment.notebook}.ipynb"
         )

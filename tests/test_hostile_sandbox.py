@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from autograder import cgroups, seccomp_policy
 from autograder.grading.submission import Submission
+from autograder.sandbox import cgroups, seccomp_policy
 from autograder.sandbox import isolation as sandbox
 from autograder.sandbox.isolation import Limits, Worker, resolve_isolation
 from autograder.testing import WorkerCrashed

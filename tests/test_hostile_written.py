@@ -205,9 +205,9 @@ def test_flags_reach_the_review_page_the_groups_and_grades_csv(tmp_path, refs):
 
     from nbgrader.api import Gradebook
 
-    from autograder.gradebook import store as gradebook
+    from autograder.gradebook import coursedir
 
-    with Gradebook(gradebook.db_url_for(out), gradebook.COURSE_ID) as gb:  # what formgrader shows
+    with Gradebook(coursedir.db_url_for(out), coursedir.COURSE_ID) as gb:  # what formgrader shows
         comment = gb.find_comment("q1", "asymmetric_pipeline", ASSIGNMENT, "s05")
         assert "⚠ 请核对 / check: hidden content: HTML comment" in comment.manual_comment
         comment = gb.find_comment("q1", "asymmetric_pipeline", ASSIGNMENT, "s04")
@@ -228,7 +228,7 @@ def test_the_first_answer_a_process_reads_is_not_charged_for_start_up():
 
     code = (
         "import json\n"
-        "from autograder import agreement\n"
+        "from autograder.authoring import agreement\n"
         "from autograder.grading.written import suggest\n"
         "item = agreement.written_items('16-asymmetric-pipeline')['q1']\n"
         "empty = suggest('', item, budget_s=0.3)\n"  # an empty answer renders nothing: the question does

@@ -8,19 +8,21 @@ import json
 
 import pytest
 
-from autograder import seeding
 from autograder.authoring.demo import mistake_code, parse_expectations, reference_code, with_code
 from autograder.classroom import shards
 from autograder.classroom.batch import Phases, grade_class
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.registry import lessons
 from autograder.core.results import SubmissionResult
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir
 from autograder.grading.assignment import load_assignment
-from autograder.grading.engine import ROOT, grade_extracted
+from autograder.grading.engine import grade_extracted
 from autograder.grading.notebook import Extracted
 from autograder.grading.submission import shutdown_workers
 from autograder.sandbox.isolation import resolve_isolation
+from autograder.testing import seeding
+
+ROOT = LAYOUT.root
 
 LESSON16 = "16-asymmetric-pipeline"
 GRADING = "grading (sandbox + hidden tests, thread-seconds)"
@@ -188,7 +190,7 @@ def test_merge_refuses_shards_graded_with_different_secrets(tmp_path):
     dirs = []
     for k, secret in ((1, SECRETS[0]), (2, SECRETS[1])):
         d = tmp_path / f"shard{k}"
-        gradebook.prepare_course_dir(d, ROOT)
+        coursedir.prepare_course_dir(d, ROOT)
         res = SubmissionResult(students[k], LESSON16, assignment.notebook)
         res.grader = seeding.grader_fingerprint(assignment.fingerprint, secret)
         res.save(d / "results" / res.student_id / f"{LESSON16}.json")

@@ -15,7 +15,7 @@ import pytest
 from autograder.authoring.demo import build_sample_class
 from autograder.classroom import sharding, shards
 from autograder.classroom.batch import grade_class
-from autograder.gradebook.store import COURSE_ID, db_url_for
+from autograder.gradebook.coursedir import COURSE_ID, db_url_for
 from autograder.review import formgrader
 
 N = 3

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from autograder.authoring.demo import INCLUDE, parse_expectations, reference_code
 from autograder.core.layout import REPO as LAYOUT
-from autograder.grading.engine import AUTOGRADER_DIR, grade_code
+from autograder.grading.engine import grade_code
 from autograder.grading.notebook import neutralise_magics
 from autograder.grading.submission import shutdown_workers
 from autograder.review.similarity import (
@@ -97,7 +97,7 @@ def test_release_code_is_excluded():
     each to it are not compared (too little code of their own), so they never look alike."""
     assignment, notebook = "16-asymmetric-pipeline", "asymmetric_pipeline"
     exclude = _release_exclusion(assignment, notebook)
-    stub = (AUTOGRADER_DIR / assignment / "mistakes" / "release_stub.py").read_text(encoding="utf-8")
+    stub = (LAYOUT.lesson_data / assignment / "mistakes" / "release_stub.py").read_text(encoding="utf-8")
     assert Document.of("stub", [stub], exclude).size == 0
     assert Document.of("stub", [stub]).size > 0  # (it has fingerprints until the release is removed)
     pairs, small = compare_class(
@@ -117,7 +117,7 @@ def _complete_alternatives(directory: Path) -> dict[str, str]:
     return out
 
 
-LESSON16 = AUTOGRADER_DIR / "16-asymmetric-pipeline"
+LESSON16 = LAYOUT.lesson_data / "16-asymmetric-pipeline"
 NEW_SOLUTIONS = ("16_event_queue", "16_table_bisection")
 
 
@@ -154,7 +154,7 @@ def test_no_two_complete_catalogue_files_look_alike(assignment, notebook):
     """Every complete file of a catalogue (no ``# include: reference``: alternatives, null implementations,
     fakes) and the reference were written apart: no pair reaches the threshold. (Patches over the reference
     are copies of it by construction and would.)"""
-    directory = AUTOGRADER_DIR / assignment
+    directory = LAYOUT.lesson_data / assignment
     exclude = _release_exclusion(assignment, notebook)
     docs = [Document.of("reference", [reference_code(directory)], exclude)]
     for path in sorted((directory / "mistakes").glob("*.py")):

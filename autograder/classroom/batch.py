@@ -32,7 +32,7 @@ from autograder.core.rubric import RubricError
 from autograder.core.safe_text import encodable, terminal_text
 from autograder.core.timestamps import TimestampError, read_submission_time
 from autograder.core.untrusted import describe_name, display_id, id_problem
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir, recording, structure
 from autograder.gradebook.notes import notes_for
 from autograder.grading.assignment import Assignment, load_assignment
 from autograder.grading.engine import grade_notebook, new_result
@@ -287,7 +287,7 @@ def _grade_class(
     work = discover(submissions, only)
     if shard is not None:
         work = [job for job in work if shard.holds(job.student_id)]
-    gradebook.prepare_course_dir(out, REPO.root)
+    coursedir.prepare_course_dir(out, REPO.root)
     remove_manifest(out)  # written when this run is complete: a run that dies leaves no stale manifest
     policies = _late_policies(out, course)
     assignments: dict[str, Assignment] = {}
@@ -299,8 +299,8 @@ def _grade_class(
                 raise SystemExit(f"error: {exc}") from None
     for a in assignments.values():
         try:
-            gradebook.ensure_assignment(gradebook.db_url_for(out), a.id, a.source)
-        except gradebook.SourceChanged as exc:
+            structure.ensure_assignment(coursedir.db_url_for(out), a.id, a.source)
+        except structure.SourceChanged as exc:
             raise SystemExit(f"error: {exc}") from None
 
     results: dict[tuple[str, str], SubmissionResult] = {}
@@ -438,7 +438,7 @@ def commit_many(
     so one student's record never stops the batch."""
     phases = phases or Phases()
     try:
-        phases.timed("gradebook", gradebook.record_many, out, _to_gradebook(batch), durable=durable)
+        phases.timed("gradebook", recording.record_many, out, _to_gradebook(batch), durable=durable)
     except Exception as exc:  # noqa: BLE001 - find the student(s) it was about, one by one
         if len(batch) > 1:
             return [res for entry in batch for res in commit_many(out, [entry], phases, durable)]

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from autograder.core.results import SubmissionResult
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir, reading
 from autograder.intake.course import reapply
 
 
@@ -20,10 +20,10 @@ def load_results(out_dir: Path | str) -> list[tuple[Path, SubmissionResult]]:
 def refresh_confirmed(out_dir: Path | str, results: Iterable[SubmissionResult]) -> list[SubmissionResult]:
     """Apply the gradebook's confirmed written scores to the results in place; returns those that changed."""
     results = list(results)
-    confirmed = gradebook.confirmed_scores_many(
-        gradebook.db_url_for(out_dir), [(r.assignment_id, r.student_id) for r in results]
+    confirmed = reading.confirmed_scores_many(
+        coursedir.db_url_for(out_dir), [(r.assignment_id, r.student_id) for r in results]
     )
-    return [r for r in results if gradebook.apply_confirmed(r, confirmed[(r.assignment_id, r.student_id)])]
+    return [r for r in results if reading.apply_confirmed(r, confirmed[(r.assignment_id, r.student_id)])]
 
 
 def refresh(out_dir: Path | str) -> list[SubmissionResult]:
@@ -32,7 +32,7 @@ def refresh(out_dir: Path | str) -> list[SubmissionResult]:
     out = Path(out_dir)
     pairs = load_results(out)
     results = [r for _, r in pairs]
-    if (out / gradebook.DB_NAME).exists():
+    if (out / coursedir.DB_NAME).exists():
         changed = {id(r) for r in refresh_confirmed(out, results)}
         if changed:
             reapply(out, [r for r in results if id(r) in changed])

@@ -10,7 +10,7 @@ Two views of the same rows, written together:
   empty, and two lessons' items with the same id share a column). Kept as it always was for existing users.
 
 ``export(OUT)`` is the final step after review: it reads every ``OUT/results/<student>/<assignment>.json``,
-takes the confirmed written scores from the gradebook (``autograder.gradebook.store.confirmed_scores``), stores
+takes the confirmed written scores from the gradebook (``autograder.gradebook.reading.confirmed_scores``), stores
 them back into the result JSON, regenerates the feedback pages and writes both views. ``write_grades_csv``
 is the shared writer that ``grade`` uses too.
 """

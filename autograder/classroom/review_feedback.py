@@ -27,7 +27,7 @@ from pathlib import Path
 
 from autograder.classroom.confirmed import refresh
 from autograder.core.results import SubmissionResult
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir
 from autograder.gradebook.notes import notes_for
 from autograder.reporting import feedback
 
@@ -39,7 +39,7 @@ class FeedbackReport:
     provisional: int = 0  # pages still showing a suggestion that awaits confirmation
 
     def summary(self, out_dir: Path | str) -> str:
-        feedback_dir = Path(out_dir) / gradebook.FEEDBACK
+        feedback_dir = Path(out_dir) / coursedir.FEEDBACK
         return (
             f"{len(self.pages)} feedback pages written to {feedback_dir}/<student>/<assignment>/<notebook>.html "
             f"({self.commented} with instructor comments, {self.provisional} still provisional)"

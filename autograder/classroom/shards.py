@@ -31,8 +31,9 @@ from autograder.core.registry import lessons
 from autograder.core.results import SubmissionResult
 from autograder.core.rubric import RubricError
 from autograder.core.untrusted import SAFE_ID, display_id
-from autograder.gradebook import store as gradebook
-from autograder.gradebook.store import notebook_id_of, session
+from autograder.gradebook import coursedir, structure
+from autograder.gradebook.database import session
+from autograder.gradebook.structure import notebook_id_of
 from autograder.grading.assignment import load_assignment
 from autograder.intake.course import load_course, record_in_gradebook
 from autograder.testing.seeding import base_fingerprint
@@ -92,12 +93,12 @@ def _checked_record(out: Path, path: Path, student: str, assignment: str) -> Sub
 def _written_paths(out: Path, res: SubmissionResult) -> list[Path]:
     """Every file recording ``res`` writes in ``out`` (result JSON, feedback page, formgrader copies)."""
 
-    nb = f"{gradebook.notebook_id_of(res.notebook)}.ipynb"
+    nb = f"{structure.notebook_id_of(res.notebook)}.ipynb"
     return [
         result_path(out, res.student_id, res.assignment_id),
-        out / gradebook.FEEDBACK / res.student_id / f"{res.assignment_id}.html",
-        out / gradebook.SUBMITTED / res.student_id / res.assignment_id / nb,
-        out / gradebook.AUTOGRADED / res.student_id / res.assignment_id / nb,
+        out / coursedir.FEEDBACK / res.student_id / f"{res.assignment_id}.html",
+        out / coursedir.SUBMITTED / res.student_id / res.assignment_id / nb,
+        out / coursedir.AUTOGRADED / res.student_id / res.assignment_id / nb,
     ]
 
 
@@ -138,8 +139,8 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
     shard_dirs = [Path(d).resolve() for d in shard_dirs]
     out = Path(out).resolve()
     for d in shard_dirs:
-        if not (d / gradebook.CONFIG_NAME).is_file():
-            raise ShardError(f"{d} is not a grading output (no {gradebook.CONFIG_NAME})")
+        if not (d / coursedir.CONFIG_NAME).is_file():
+            raise ShardError(f"{d} is not a grading output (no {coursedir.CONFIG_NAME})")
         if d == out:
             raise ShardError(f"--out {out} is one of the shard outputs; merge into a new directory")
     twice = sorted({str(d) for d in shard_dirs if shard_dirs.count(d) > 1})
@@ -172,15 +173,15 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
     for res, _ in todo:  # before anything is written
         _check_under(out, res)
 
-    gradebook.prepare_course_dir(out, REPO.root)  # as `grade` does: this checkout's solutions/ is the source
-    url = gradebook.db_url_for(out)
+    coursedir.prepare_course_dir(out, REPO.root)  # as `grade` does: this checkout's solutions/ is the source
+    url = coursedir.db_url_for(out)
     # assignments the shards registered, even those without a gradeable submission (each once)
-    registered = sorted({pair for d in shard_dirs for pair in _registered(gradebook.db_url_for(d))})
+    registered = sorted({pair for d in shard_dirs for pair in _registered(coursedir.db_url_for(d))})
     for assignment_id, notebook_id in registered:
-        source_nb = gradebook.source_directory(out) / assignment_id / f"{notebook_id}.ipynb"
+        source_nb = coursedir.source_directory(out) / assignment_id / f"{notebook_id}.ipynb"
         try:
-            gradebook.ensure_assignment(url, assignment_id, source_nb)
-        except gradebook.SourceChanged as exc:
+            structure.ensure_assignment(url, assignment_id, source_nb)
+        except structure.SourceChanged as exc:
             raise ShardError(str(exc)) from None
 
     progress = Progress(len(todo), open(os.devnull, "w") if quiet else sys.stderr)  # noqa: SIM115
@@ -190,10 +191,10 @@ def merge(shard_dirs: list[Path], out: Path, quiet: bool = False) -> list[Submis
         for res, d in todo[start : start + COMMIT_BATCH]:
             copy = (
                 d
-                / gradebook.SUBMITTED
+                / coursedir.SUBMITTED
                 / res.student_id
                 / res.assignment_id
-                / f"{gradebook.notebook_id_of(res.notebook)}.ipynb"
+                / f"{structure.notebook_id_of(res.notebook)}.ipynb"
             )
             batch.append((res, copy if copy.is_file() else None))
         commit_many(out, batch)

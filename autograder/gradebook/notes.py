@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir, database
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,9 @@ def notes_for(out_dir: Path | str, keys: Iterable[tuple[str, str]]) -> dict[tupl
     keys = list(dict.fromkeys(keys))
     out = Path(out_dir)
     result: dict[tuple[str, str], dict[str, Note]] = {k: {} for k in keys}
-    if not keys or not (out / gradebook.DB_NAME).is_file():
+    if not keys or not (out / coursedir.DB_NAME).is_file():
         return result
-    t = gradebook._tables()
+    t = database._tables()
     a, nb, bc = t["assignment"], t["notebook"], t["base_cell"]
     c, sn, sa = t["comment"], t["submitted_notebook"], t["submitted_assignment"]
     students = {k[1] for k in keys}
@@ -57,7 +57,7 @@ def notes_for(out_dir: Path | str, keys: Iterable[tuple[str, str]]) -> dict[tupl
     )
     if len(students) <= 500:
         query = query.where(sa.c.student_id.in_(students))
-    with gradebook.session(gradebook.db_url_for(out), write=False) as db:
+    with database.session(coursedir.db_url_for(out), write=False) as db:
         for assignment_id, student_id, item_id, manual, auto in db.connection().execute(query):
             words = _instructor_words(manual, auto)
             if words and (assignment_id, student_id) in result:

@@ -42,7 +42,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 
 from autograder.core.timestamps import STAMP_PATTERN, TimestampError, parse_timestamp, zone_name
-from autograder.gradebook.store import _tables, db_url_for, session
+from autograder.gradebook.coursedir import db_url_for
+from autograder.gradebook.database import _tables, session
 
 LATE_MARKER_FILE = "lms_late_marker.txt"  # collect: the LMS itself marked the submission late (Canvas LATE_)
 DAY = timedelta(days=1)

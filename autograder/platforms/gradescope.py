@@ -62,7 +62,7 @@ from autograder.core.files import atomic_write, atomic_write_text
 from autograder.core.layout import REPO
 from autograder.core.registry import lessons
 from autograder.core.safe_text import encodable
-from autograder.gradebook.store import written_comment
+from autograder.gradebook.comments import written_comment
 from autograder.grading.assignment import load_assignment
 from autograder.grading.engine import grade_notebook, new_result
 from autograder.grading.submission import shutdown_workers
@@ -84,7 +84,7 @@ GRADING_MODULES = (
     "autograder.grading.engine",
     "autograder.grading.written",
     "autograder.grading.notebook",
-    "autograder.gradebook.store",
+    "autograder.gradebook.recording",
     "numpy",
 )
 

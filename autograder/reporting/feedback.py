@@ -15,7 +15,7 @@ from pathlib import Path
 from autograder.core.files import atomic_write_text
 from autograder.core.results import EXECUTED, SubmissionResult
 from autograder.core.safe_text import html_text as escape
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir
 
 STYLE = """
 body{font-family:system-ui,"Noto Sans CJK SC",sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -187,7 +187,7 @@ def _read_secret(path: Path) -> str | None:
 def write_sidecars(out_dir: Path | str, result: SubmissionResult, folder: Path, durable: bool = True) -> None:
     """``timestamp.txt`` and ``submission_secret.txt`` in a page's folder, as nbgrader's generate_feedback
     copies them from the autograded submission: release_feedback opens both for every page."""
-    submitted = Path(out_dir) / gradebook.SUBMITTED / result.student_id / result.assignment_id
+    submitted = Path(out_dir) / coursedir.SUBMITTED / result.student_id / result.assignment_id
     secret = _read_secret(submitted / "submission_secret.txt")
     if secret is None:
         # no exchange submission: a name only the submitted bytes determine (a sharded run and its merge

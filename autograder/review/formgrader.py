@@ -24,7 +24,7 @@ import webbrowser
 from pathlib import Path
 
 from autograder.classroom.ungraded import lines
-from autograder.gradebook.store import CONFIG_NAME
+from autograder.gradebook.coursedir import CONFIG_NAME
 
 #: the review server exposes review only (see autograder.review.server): no terminals, read-only Jupyter
 #: APIs, formgrader's API limited to grades/comments/flags, a Content-Security-Policy on every page

@@ -27,7 +27,7 @@ from autograder.classroom.ungraded import not_recorded
 from autograder.core.registry import lessons
 from autograder.core.rubric import Item
 from autograder.core.safe_text import terminal_text
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir, database, reading
 from autograder.gradebook.notes import GROUP_MARK
 from autograder.grading.assignment import load_lesson
 from autograder.grading.notebook import UnreadableNotebook, extract
@@ -105,10 +105,10 @@ def _gradebook_state(out: Path, assignment_id: str) -> dict[tuple[str, str], tup
     """(student, item) -> (confirmed score or None, submitted-notebook id), in one read transaction."""
     from nbgrader.api import Assignment, BaseCell, Grade, SubmittedAssignment, SubmittedNotebook
 
-    if not (out / gradebook.DB_NAME).is_file():
+    if not (out / coursedir.DB_NAME).is_file():
         return {}
     state = {}
-    with gradebook.session(gradebook.db_url_for(out), write=False) as db:
+    with database.session(coursedir.db_url_for(out), write=False) as db:
         rows = (
             db.query(
                 SubmittedAssignment.student_id,
@@ -126,7 +126,7 @@ def _gradebook_state(out: Path, assignment_id: str) -> dict[tuple[str, str], tup
         )
         for student, cell, manual, extra, needs, snb_id in rows:
             grade = {"manual_score": manual, "extra_credit": extra, "needs_manual_grade": needs}
-            state[(student, cell)] = (gradebook.confirmed_value(grade), snb_id)
+            state[(student, cell)] = (reading.confirmed_value(grade), snb_id)
     return state
 
 
@@ -180,7 +180,7 @@ def review_items(
         answers: dict[str, list[Answer]] = {it.id: [] for it in specs}
         unreadable: list[str] = []
         for result in sorted(by_assignment[aid], key=lambda r: r.student_id):
-            path = out / gradebook.SUBMITTED / result.student_id / aid / f"{assignment.notebook}.ipynb"
+            path = out / coursedir.SUBMITTED / result.student_id / aid / f"{assignment.notebook}.ipynb"
             # not recorded (batch._commit), so a copy in OUT may be an old one: say why instead
             if result.status.startswith("unreadable") or not_recorded(result):
                 unreadable.append(f"{result.student_id} ({result.status})")
@@ -188,7 +188,7 @@ def review_items(
             try:
                 texts = _answers_of(path, assignment)
             except UnreadableNotebook:
-                unreadable.append(f"{result.student_id} (unreadable copy in {gradebook.SUBMITTED}/)")
+                unreadable.append(f"{result.student_id} (unreadable copy in {coursedir.SUBMITTED}/)")
                 continue
             for spec in specs:
                 try:
@@ -260,7 +260,7 @@ def confirm_group(
         raise ValueError(f"score must be between 0 and {group.points:g}, not {score!r}")
     members = {a.student_id for a in group.members}
     written, kept = [], []
-    with gradebook.session(gradebook.db_url_for(out)) as db:
+    with database.session(coursedir.db_url_for(out)) as db:
         cells = [  # the item's grade cell and solution cell (same name)
             c
             for (c,) in db.query(BaseCell.id)
@@ -283,7 +283,7 @@ def confirm_group(
                     f"{student} has no gradebook entry for {assignment_id}/{item_id}: regrade first"
                 )
             as_row = {k: getattr(grade, k) for k in ("manual_score", "extra_credit", "needs_manual_grade")}
-            if gradebook.confirmed_value(as_row) is not None and not overwrite:
+            if reading.confirmed_value(as_row) is not None and not overwrite:
                 kept.append(student)
                 continue
             grade.manual_score = score

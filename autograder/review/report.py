@@ -48,7 +48,7 @@ from autograder.core.registry import lessons
 from autograder.core.results import SubmissionResult, atomic_write_text
 from autograder.core.safe_text import csv_cell
 from autograder.core.safe_text import html_text as esc
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir
 from autograder.grading.assignment import load_assignment
 from autograder.grading.notebook import extract, neutralise_magics, read_notebook_bytes
 from autograder.intake.course import CourseError, load_course
@@ -361,7 +361,7 @@ def similarity_findings(out: Path, report: AssignmentReport) -> SimilarityFindin
     exclude = release_exclusion(release_code)
     docs, unread = [], []
     for r in report.graded:
-        path = out / gradebook.SUBMITTED / r.student_id / r.assignment_id / f"{assignment.notebook}.ipynb"
+        path = out / coursedir.SUBMITTED / r.student_id / r.assignment_id / f"{assignment.notebook}.ipynb"
         try:
             extracted = extract(path, assignment.cells, assignment.written_ids)
         except Exception:  # noqa: BLE001 - missing or unreadable copy: listed, never fatal

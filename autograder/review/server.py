@@ -38,7 +38,7 @@ from jupyter_server.auth.authorizer import Authorizer
 from tornado import web
 
 from autograder.classroom.review_feedback import regenerate
-from autograder.gradebook import store as gradebook
+from autograder.gradebook import coursedir, database
 
 #: where formgrader's pages load MathJax 2 from on the review server: this server (jupyter-server-mathjax,
 #: see autograder/review/templates/mathjax.html.j2), not nbconvert's CDN
@@ -234,7 +234,7 @@ def extra_credit_of(out_dir, assignment_id: str, notebook_id: str) -> dict[str, 
     ``extra_credit``), for the submissions that have some."""
     from sqlalchemy import func, select
 
-    t = gradebook._tables()
+    t = database._tables()
     g, sn, nb, a = t["grade"], t["submitted_notebook"], t["notebook"], t["assignment"]
     query = (
         select(sn.c.id, func.sum(g.c.extra_credit))
@@ -244,7 +244,7 @@ def extra_credit_of(out_dir, assignment_id: str, notebook_id: str) -> dict[str, 
         .where(a.c.name == assignment_id, nb.c.name == notebook_id)
         .group_by(sn.c.id)
     )
-    with gradebook.session(gradebook.db_url_for(out_dir), write=False) as db:
+    with database.session(coursedir.db_url_for(out_dir), write=False) as db:
         return {sid: float(v) for sid, v in db.connection().execute(query) if v}
 
 

@@ -6,7 +6,7 @@ import os
 c = get_config()  # noqa: F821  (injected by traitlets)
 
 c.CourseDirectory.course_id = (
-    "pp-course"  # autograder.gradebook.store.COURSE_ID, the id the instructor releases with
+    "pp-course"  # autograder.gradebook.coursedir.COURSE_ID, the id the instructor releases with
 )
 c.Exchange.root = os.environ.get("PP_EXCHANGE", "/srv/nbgrader/exchange")
 # nbgrader names a submission after the OS user (jovyan excepted). With a single-uid spawner every student's
