@@ -33,9 +33,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder import seccomp_policy
 from autograder.authoring.demo import reference_code, with_code
 from autograder.platforms import gradescope
+from autograder.sandbox import seccomp_policy
 from tests.test_gradescope import (
     ASSIGNMENT,
     FORGERY,
@@ -275,7 +275,8 @@ INSIDE = textwrap.dedent(
     sys.path.insert(0, sys.argv[1] + "/source")
     from autograder.platforms import gradescope
     from autograder.grading.engine import Submission
-    from autograder.sandbox.isolation import Limits, Worker, resolve_isolation
+    from autograder.sandbox.isolation import Worker, resolve_isolation
+    from autograder.sandbox.limits import Limits
 
     mode, _ = resolve_isolation("bwrap", container=True)
     gradescope.lock_down(gradescope.Path(sys.argv[1]))
