@@ -25,9 +25,9 @@ class InKernelSubmission:
             res.error = describe_exception(exc)
         res.args_after, _ = to_plain(args, _Budget())
         res.kwargs_after, _ = to_plain(kwargs, _Budget())
-        from autograder.sandbox.isolation import _decode_floats
+        from autograder.sandbox.wire import decode_floats
 
-        res.value, res.args_after = _decode_floats(res.value), _decode_floats(res.args_after)
+        res.value, res.args_after = decode_floats(res.value), decode_floats(res.args_after)
         return res
 
     def calls(self, target: str, arg_tuples):

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from autograder.authoring.demo import mistake_code, parse_expectations, reference_code, with_code
-from autograder.sandbox.isolation import LIMITS_ENV, resolve_isolation
+from autograder.sandbox.isolation import resolve_isolation
+from autograder.sandbox.limits import LIMITS_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "16-asymmetric-pipeline"

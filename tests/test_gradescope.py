@@ -411,14 +411,14 @@ def test_requirements_cover_what_grading_imports(built):
 def test_without_the_sandbox_the_build_fails_and_no_submission_is_graded(built, monkeypatch, capsys):
     """The default zip refuses to run student code unsandboxed: setup.sh's check fails the image build
     with the reason, and a submission run anyway gets a valid 'autograder failed' result, never a grade."""
-    from autograder.sandbox import isolation as sandbox
+    from autograder.sandbox import bwrap, uid_isolation
 
     _, root = built
     if json.loads((root / "source" / gradescope.CONFIG_NAME).read_text())["isolation"] != "bwrap":
         pytest.skip("bubblewrap cannot run here, so the zip was built without the requirement")
-    monkeypatch.setattr(sandbox, "bwrap_usable", lambda: (False, "user namespaces are not allowed here"))
+    monkeypatch.setattr(bwrap, "bwrap_usable", lambda: (False, "user namespaces are not allowed here"))
     # and no uid isolation either (tests/test_gradescope_no_userns.py: where it can run, the zip grades)
-    monkeypatch.setattr(sandbox, "uid_usable", lambda: (False, "the grader is not root"))
+    monkeypatch.setattr(uid_isolation, "uid_usable", lambda: (False, "the grader is not root"))
     monkeypatch.setenv(gradescope.ROOT_ENV, str(root))
     assert gradescope.check() == 1
     assert "user namespaces are not allowed here" in capsys.readouterr().out

@@ -275,7 +275,8 @@ INSIDE = textwrap.dedent(
     sys.path.insert(0, sys.argv[1] + "/source")
     from autograder.platforms import gradescope
     from autograder.grading.engine import Submission
-    from autograder.sandbox.isolation import Limits, Worker, resolve_isolation
+    from autograder.sandbox.isolation import Worker, resolve_isolation
+    from autograder.sandbox.limits import Limits
 
     mode, _ = resolve_isolation("bwrap", container=True)
     gradescope.lock_down(gradescope.Path(sys.argv[1]))

@@ -37,8 +37,10 @@ from autograder.authoring.demo import (
 from autograder.classroom.batch import grade_class
 from autograder.grading import assignment as grading_assignment
 from autograder.grading import submission as grading_submission
-from autograder.sandbox import isolation as sandbox
-from autograder.sandbox.isolation import LIMITS_ENV, drop_to_nobody, resolve_isolation
+from autograder.sandbox import bwrap, uids, wire
+from autograder.sandbox.bwrap import drop_to_nobody
+from autograder.sandbox.isolation import Worker, resolve_isolation
+from autograder.sandbox.limits import LIMITS_ENV, Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile"
@@ -203,7 +205,7 @@ def test_at_least_thirty_hostile_submissions():
         assert set(parse_expectations(path.read_text(encoding="utf-8"))) == {"simulator", "solver"}, student
 
 
-# enforced only where the grader prepares the sandbox's IPC namespace (root: see sandbox._Stage.wrap)
+# enforced only where the grader prepares the sandbox's IPC namespace (root: see bwrap.Stage.wrap)
 NEEDS_ROOT_GRADER = {"a39_sysv_shm_quota"}
 
 
@@ -401,9 +403,9 @@ def test_a_reply_waiting_at_the_deadline_counts_as_in_time():
     ours, theirs = socket.socketpair()
     try:
         theirs.sendall(_frame(b'{"value": 1}'))
-        assert sandbox._recv(ours, timeout=0.0) == {"value": 1}
+        assert wire.recv(ours, timeout=0.0) == {"value": 1}
         with pytest.raises(TimeoutError):
-            sandbox._recv(ours, timeout=0.05)
+            wire.recv(ours, timeout=0.05)
     finally:
         ours.close()
         theirs.close()
@@ -422,7 +424,7 @@ def test_a_costly_reply_is_refused_before_it_is_parsed(body):
     try:
         threading.Thread(target=_send_quietly, args=(theirs, _frame(body)), daemon=True).start()
         with pytest.raises(OSError, match="over the limit"):
-            sandbox._recv(ours, timeout=5.0)
+            wire.recv(ours, timeout=5.0)
     finally:
         ours.close()
         theirs.close()
@@ -755,7 +757,7 @@ def test_a_worker_stopped_from_two_threads_frees_its_uid_once(monkeypatch):
     thread is stopping it too. Both return, and the sandbox uid goes back to the pool exactly once (a uid
     given back twice could be handed to two sandboxes at the same time)."""
     given = []
-    monkeypatch.setattr(sandbox, "_give_uid", lambda uid: given.append(uid))
+    monkeypatch.setattr(uids, "give_uid", lambda uid: given.append(uid))
 
     class SlowStage:
         uid = 4242
@@ -763,7 +765,7 @@ def test_a_worker_stopped_from_two_threads_frees_its_uid_once(monkeypatch):
         def remove(self):
             time.sleep(0.3)  # widens the window in which the other thread looks at worker.stage
 
-    worker = sandbox.Worker(limits=sandbox.Limits(), mode="bwrap", stage=SlowStage())
+    worker = Worker(limits=Limits(), mode="bwrap", stage=SlowStage())
     errors = []
 
     def stop(close):
@@ -788,12 +790,12 @@ def test_the_demo_falls_back_without_bubblewrap_and_says_so(tmp_path, monkeypatc
     the reference) in the fallback where bubblewrap cannot run, and says so before grading."""
     from autograder.cli import main as cli
 
-    monkeypatch.setattr(sandbox, "bwrap_usable", lambda: (False, "bubblewrap is not installed"))
+    monkeypatch.setattr(bwrap, "bwrap_usable", lambda: (False, "bubblewrap is not installed"))
     monkeypatch.setattr(cli, "build_sample_class", lambda dest: Path(dest))
     seen = {}
 
     def fake_grade_class(submissions, out, *, isolation, **kwargs):
-        seen["mode"] = sandbox.resolve_isolation(isolation)[0]
+        seen["mode"] = resolve_isolation(isolation)[0]
         return []
 
     monkeypatch.setattr(cli, "grade_class", fake_grade_class)

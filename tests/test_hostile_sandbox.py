@@ -4,7 +4,7 @@ Each test is an attack that worked on 000f3b4 (bubblewrap 0.8, grader as root) a
 longer does: a nested user namespace gave the sandbox every capability (``CapEff 000001ffffffffff``), and
 ``memfd_create`` held memory outside every limit (1.5 GB under a 512 MB address-space limit; the
 open-file limit was the grader's 20 000). The probes run as a submission's code in the real sandbox
-(``sandbox.Worker``, the same command line as ``grade``) and return what they saw as plain JSON.
+(``autograder.sandbox.isolation.Worker``, the same command line as ``grade``) and return what they saw as plain JSON.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import time
 import pytest
 
 from autograder.grading.submission import Submission
-from autograder.sandbox import cgroups, seccomp_policy
-from autograder.sandbox import isolation as sandbox
-from autograder.sandbox.isolation import Limits, Worker, resolve_isolation
+from autograder.sandbox import bwrap, cgroups, seccomp_policy
+from autograder.sandbox.isolation import Worker, resolve_isolation
+from autograder.sandbox.limits import Limits
 from autograder.testing import WorkerCrashed
 
 PROBE = r'''
@@ -205,9 +205,9 @@ def test_memfd_memory_is_bounded_by_the_sandbox(probe, monkeypatch):
 
 
 def test_memfd_is_denied_without_a_cgroup(probe, monkeypatch):
-    monkeypatch.setenv(sandbox.NO_CGROUP_ENV, "1")
+    monkeypatch.setenv(cgroups.NO_CGROUP_ENV, "1")
     assert probe("memfd_hog", 100, 15 << 20) == {"held": 0, "stopped": "EPERM"}
-    assert "memfd_create denied" in sandbox.hardening()
+    assert "memfd_create denied" in bwrap.hardening()
 
 
 def test_dev_shm_is_not_writable(probe):
@@ -219,5 +219,5 @@ def test_the_isolation_text_names_the_filter_and_the_cgroup(monkeypatch):
     _, text = resolve_isolation("bwrap")
     assert "seccomp filter" in text and "no user namespaces inside" in text
     assert ("own cgroup per sandbox" in text) == cgroups.usable()[0]
-    monkeypatch.setenv(sandbox.NO_CGROUP_ENV, "1")
-    assert "no cgroup" in sandbox.hardening() and "memory limited per process only" in sandbox.hardening()
+    monkeypatch.setenv(cgroups.NO_CGROUP_ENV, "1")
+    assert "no cgroup" in bwrap.hardening() and "memory limited per process only" in bwrap.hardening()

@@ -9,8 +9,9 @@ import time
 import pytest
 
 from autograder.grading.submission import Submission
-from autograder.sandbox import isolation as sandbox
-from autograder.sandbox.isolation import Limits, Worker, resolve_isolation
+from autograder.sandbox import isolation, wire
+from autograder.sandbox.isolation import Worker, resolve_isolation
+from autograder.sandbox.limits import Limits
 from autograder.testing import CallTimeout, WorkerCrashed
 
 CODE = """
@@ -43,7 +44,7 @@ def sub():
 
 
 def test_results_arrive_in_order_with_many_in_flight(sub):
-    values = list(range(3 * sandbox.PIPELINE_WINDOW + 1))
+    values = list(range(3 * isolation.PIPELINE_WINDOW + 1))
     assert [r.value for r in sub.calls("echo", [(v,) for v in values])] == values
     assert sub.call("count").value == len(values)  # each ran once, in the same child
 
@@ -90,7 +91,7 @@ def test_an_answer_out_of_order_is_a_crash(sub, monkeypatch):
     """Student code owns the child, so it can write to the grader's socket itself; an answer whose id
     is not the oldest request's is treated as a garbled reply."""
     sub.call("echo", 0)
-    real = sandbox._recv
+    real = wire.recv
 
     def forged(sock, timeout, with_body=False):
         got = real(sock, timeout, with_body)
@@ -98,6 +99,6 @@ def test_an_answer_out_of_order_is_a_crash(sub, monkeypatch):
             got[0]["id"] = got[0]["id"] + 1
         return got
 
-    monkeypatch.setattr(sandbox, "_recv", forged)
+    monkeypatch.setattr(wire, "recv", forged)
     with pytest.raises(WorkerCrashed):
         list(sub.calls("echo", [(1,), (2,)]))

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from autograder.authoring.demo import build_sample_class
-from autograder.sandbox.isolation import bwrap_usable
+from autograder.sandbox.bwrap import bwrap_usable
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "SCALING.md").read_text(encoding="utf-8")

@@ -22,7 +22,7 @@ import pytest
 
 from autograder.authoring.demo import build_sample_class
 from autograder.classroom.sharding import MANIFEST, shard_of
-from autograder.sandbox.isolation import bwrap_usable
+from autograder.sandbox.bwrap import bwrap_usable
 from tests.slurm_cluster import SlurmCluster, SlurmUnavailable
 from tests.test_shards import gradebook_content
 

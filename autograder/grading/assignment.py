@@ -15,7 +15,7 @@ from autograder.core.layout import REPO, Layout
 from autograder.core.registry import lesson as registry_lesson
 from autograder.core.rubric import Item, Rubric, RubricError, load_rubric
 from autograder.grading.notebook import SourceInfo
-from autograder.sandbox.isolation import Limits
+from autograder.sandbox.limits import Limits
 
 ENGINE_VERSION = "1"
 

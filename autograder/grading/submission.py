@@ -10,7 +10,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from autograder.sandbox.isolation import Limits, Worker
+from autograder.sandbox.isolation import Worker
+from autograder.sandbox.limits import Limits
 from autograder.testing import CallTimeout, Result, WorkerCrashed
 
 

@@ -67,7 +67,8 @@ from autograder.grading.assignment import load_assignment
 from autograder.grading.engine import grade_notebook, new_result
 from autograder.grading.submission import shutdown_workers
 from autograder.intake.collect import zip_notebooks
-from autograder.sandbox.isolation import LIMITS_ENV, resolve_isolation
+from autograder.sandbox.isolation import resolve_isolation
+from autograder.sandbox.limits import LIMITS_ENV
 from autograder.testing.seeding import grader_fingerprint, load_secret
 
 ROOT_ENV = "GRADESCOPE_ROOT"

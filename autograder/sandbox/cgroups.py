@@ -23,7 +23,9 @@ import os
 import time
 from pathlib import Path
 
-__all__ = ["SandboxCgroup", "usable"]
+from autograder.sandbox.limits import Limits
+
+__all__ = ["NO_CGROUP_ENV", "SandboxCgroup", "new_cgroup", "usable"]
 
 ROOT = Path("/sys/fs/cgroup")
 _serial = itertools.count()
@@ -137,3 +139,18 @@ def usable() -> tuple[bool, str]:
     version = probe.version
     probe.remove()
     return True, f"own cgroup per sandbox ({version}: memory and pids limits, memfd and tmpfs charged)"
+
+
+NO_CGROUP_ENV = "AUTOGRADER_NO_CGROUP"  # "1": no cgroup even where one could be made (tests, comparisons)
+
+
+def new_cgroup(limits: Limits):
+    """The sandbox's own memory and pids cgroup (:class:`SandboxCgroup`), or None where none can be made."""
+
+    if os.environ.get(NO_CGROUP_ENV) == "1" or not usable()[0]:
+        return None
+    try:
+        # pids: the student's tasks plus bubblewrap, its init, the zygote and the staging shell
+        return SandboxCgroup(limits.memory_bytes, limits.processes + 8)
+    except OSError:
+        return None

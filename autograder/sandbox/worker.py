@@ -530,51 +530,22 @@ class Zygote:
 
     def _clean_files(self) -> bool:
         """Remove everything a child wrote where the next child could see it (scratch and /tmp)."""
-        ok = True
         if self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
         try:
             leftovers = os.listdir(self.scratch)
         except OSError:
             leftovers = []
-        for name in leftovers:
-            path = os.path.join(self.scratch, name)
-            try:
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path)
-                else:
-                    os.unlink(path)
-            except OSError:
-                ok = False
+        ok = _remove_entries(self.scratch, leftovers)
         if self.own_uid:  # what our uid left in the world-writable directories
             for top in ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue"):
                 try:
                     names = os.listdir(top)
                 except OSError:
                     continue
-                for name in names:
-                    path = os.path.join(top, name)
-                    try:
-                        if os.lstat(path).st_uid != os.getuid() or path == self.scratch:
-                            continue
-                        if os.path.isdir(path) and not os.path.islink(path):
-                            shutil.rmtree(path)
-                        else:
-                            os.unlink(path)
-                    except OSError:
-                        ok = False
-        if self.in_sandbox:
-            for name in os.listdir("/tmp"):
-                path = os.path.join("/tmp", name)
-                if path == self.scratch:
-                    continue
-                try:
-                    if os.path.isdir(path) and not os.path.islink(path):
-                        shutil.rmtree(path)
-                    else:
-                        os.unlink(path)
-                except OSError:
-                    ok = False
+                ok = _remove_entries(top, names, keep=self.scratch, owner=os.getuid()) and ok
+        if self.in_sandbox:  # our own /tmp: all of it (a /tmp we cannot list fails the reap)
+            ok = _remove_entries("/tmp", os.listdir("/tmp"), keep=self.scratch) and ok
         return ok
 
     def _clean_ipc(self) -> bool:
@@ -595,6 +566,25 @@ class Zygote:
             for ident in _ipc_ids(kind, owner):
                 rm(ident)
         return not any(_ipc_ids(kind, owner) for kind in remove)
+
+
+def _remove_entries(top: str, names: list[str], keep: str = "", owner: int | None = None) -> bool:
+    """Remove the entries ``names`` of directory ``top`` but ``keep`` (with ``owner``: only those that
+    uid owns); a symbolic link is removed, never followed. False if any could not be removed. The one
+    cleanup of what a child left in scratch and /tmp (:meth:`Zygote._clean_files`)."""
+    ok = True
+    for name in names:
+        path = os.path.join(top, name)
+        try:
+            if (owner is not None and os.lstat(path).st_uid != owner) or path == keep:
+                continue
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+        except OSError:
+            ok = False
+    return ok
 
 
 def _ipc_ids(kind: str, owner: int | None = None) -> list[int]:
