@@ -16,15 +16,12 @@ from pathlib import Path
 
 import yaml
 
+from autograder.core import numbers
 from autograder.core.layout import REPO, Layout
 from autograder.core.notebook_format import normalise_notebook
 from autograder.core.registry import lesson
 
 HEADING = "## 评分表"
-
-
-def _num(x: float) -> str:
-    return f"{float(x):g}"
 
 
 def _criteria(item: dict) -> str:
@@ -36,18 +33,18 @@ def _criteria(item: dict) -> str:
         raise ValueError(
             f"item {item['id']}: the 评分表 needs assessed for {', '.join(missing)} in rubric.yaml"
         )
-    return "；".join(f"{c['assessed']}（{_num(c['points'])} 分）" for c in item["criteria"])
+    return "；".join(f"{c['assessed']}（{numbers.score(c['points'])} 分）" for c in item["criteria"])
 
 
 def _deductions(item: dict) -> str:
-    points = "、".join(_num(c["points"]) for c in item["criteria"])
+    points = "、".join(numbers.score(c["points"]) for c in item["criteria"])
     return f"每个要点没有讲清（或被答案自己否定）时扣该要点的分值（依次为 {points} 分），不重复扣"
 
 
 def _code_deductions(points: float) -> str:
     return (
-        f"按未通过的隐藏测试的权重扣分：核心行为共 {_num(points * 3 / 4)} 分，"
-        f"边界情况与输入校验共 {_num(points / 4)} 分"
+        f"按未通过的隐藏测试的权重扣分：核心行为共 {numbers.score(points * 3 / 4)} 分，"
+        f"边界情况与输入校验共 {numbers.score(points / 4)} 分"
     )
 
 
@@ -60,14 +57,16 @@ def render(rubric: dict) -> str:
         if missing:
             raise ValueError(f"item {it['id']}: the 评分表 needs {' and '.join(missing)} in rubric.yaml")
         extra = bool(it.get("extra_credit"))
-        points = _num(it["points"]) + ("（附加分）" if extra else "")
+        points = numbers.score(it["points"]) + ("（附加分）" if extra else "")
         total += 0 if extra else float(it["points"])
         if it["kind"] == "code":
             cells = ("执行隐藏测试", it["summary"], _code_deductions(float(it["points"])))
         else:
             cells = ("静态审查 + 教师确认", _criteria(it), _deductions(it))
         rows.append(f"| {it['title']} | `{it['id']}` | {points} | {' | '.join(cells)} |")
-    rows.append(f"| **合计** | | **{_num(total)}** | | **{_num(rubric['pass_line'])} 分及格** | |")
+    rows.append(
+        f"| **合计** | | **{numbers.score(total)}** | | **{numbers.score(rubric['pass_line'])} 分及格** | |"
+    )
     notes = [
         "* 代码题：分数按通过的隐藏测试的权重比例给出，核心行为占每题的四分之三，边界情况与输入校验占四分之一。"
         "可视检查只是帮你自查的几个例子，隐藏测试用的是另外生成的输入。",
@@ -81,8 +80,8 @@ def render(rubric: dict) -> str:
     if extra:
         ids = "、".join(f"`{it['id']}`" for it in extra)
         notes.append(
-            f"* 附加分（{ids}）：得分加到总分上，总分可以超过 {_num(total)} 分；满分 {_num(total)} 分与及格线 "
-            f"{_num(rubric['pass_line'])} 分不变，附加分也计入及格判断；不做不扣分。"
+            f"* 附加分（{ids}）：得分加到总分上，总分可以超过 {numbers.score(total)} 分；满分 {numbers.score(total)} 分与及格线 "
+            f"{numbers.score(rubric['pass_line'])} 分不变，附加分也计入及格判断；不做不扣分。"
         )
     return "\n".join([HEADING, "", *rows, "", *notes])
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from autograder.classroom.confirmed import refresh
 from autograder.classroom.review_feedback import write_pages
+from autograder.core import numbers
 from autograder.core.files import atomic_write_text
 from autograder.core.layout import CourseDir
 from autograder.core.registry import lessons
@@ -47,12 +48,6 @@ FLAGS_COLUMN = "review_flags"
 
 def _flags(r: SubmissionResult) -> str:
     return "; ".join(f"{it.id}: {f}" for it in r.items for f in it.flags)
-
-
-def _num(x: float | None) -> str:
-    if x is None:
-        return ""
-    return f"{round(float(x), 4):g}"
 
 
 def _bool(b: bool) -> str:
@@ -111,25 +106,25 @@ def grades_csv_text(results: list[SubmissionResult], zone=None) -> str:
         scores = {it.id: it.score for it in r.items}
         w.writerow(
             [csv_cell(r.student_id), csv_cell(r.assignment_id)]
-            + [_num(scores.get(c)) for c in item_cols]
+            + [numbers.score_cell(scores.get(c)) for c in item_cols]
             + [
-                _num(r.code_total),
-                _num(r.extra_credit),
-                _num(r.total),
+                numbers.score_cell(r.code_total),
+                numbers.score_cell(r.extra_credit),
+                numbers.score_cell(r.total),
             ]
             + (
                 [
                     csv_cell(r.submitted_at),
                     csv_cell(_local(r.submitted_at, zone)),
                     str(r.late_days),
-                    _num(r.late_penalty),
-                    _num(r.final_total),
+                    numbers.score_cell(r.late_penalty),
+                    numbers.score_cell(r.final_total),
                 ]
                 if late
                 else []
             )
             + [
-                _num(r.max_total),
+                numbers.score_cell(r.max_total),
                 _bool(r.passed),
                 _bool(r.provisional),
                 csv_cell(r.status),

@@ -4,6 +4,7 @@ into nbgrader's score and extra credit."""
 
 from __future__ import annotations
 
+from autograder.core import numbers
 from autograder.core.results import EXECUTED, ItemResult
 
 
@@ -24,9 +25,9 @@ def code_comment(item: ItemResult) -> str:
     lines = [
         f"Hidden tests ({item.mode or EXECUTED}): {passed}/{len(tests)} passed, "
         + (
-            f"extra credit {_fmt(item.score)} / {_fmt(item.points)}."
+            f"extra credit {numbers.score(item.score)} / {numbers.score(item.points)}."
             if item.extra_credit
-            else f"score {_fmt(item.score)} / {_fmt(item.points)}."
+            else f"score {numbers.score(item.score)} / {numbers.score(item.points)}."
         )
     ]
     for t in tests:
@@ -47,14 +48,12 @@ def written_comment(item: ItemResult) -> str:
     if item.message:
         return item.message
     sugg = item.suggestion if item.suggestion is not None else item.score
-    lines = [f"Suggested score ({item.mode}): {_fmt(sugg)} / {_fmt(item.points)} — please confirm."]
+    lines = [
+        f"Suggested score ({item.mode}): {numbers.score(sugg)} / {numbers.score(item.points)} — please confirm."
+    ]
     for ev in item.evidence:
         mark = "met" if ev.get("met") else "not met"
         quote = f" «{ev['quote']}»" if ev.get("quote") else ""
         note = f" {ev['note']}" if ev.get("note") else ""
         lines.append(f"- {ev.get('criterion', '?')}: {mark}.{quote}{note}")
     return "\n".join(lines)
-
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{float(x):g}"

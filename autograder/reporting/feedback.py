@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from autograder.core import numbers
 from autograder.core.files import atomic_write_text
 from autograder.core.results import EXECUTED, SubmissionResult
 from autograder.core.safe_text import html_text as escape
@@ -43,10 +44,10 @@ def render(result: SubmissionResult, notes: dict | None = None) -> str:
         f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">",
         f"<title>{escape(r.assignment_id)} — {escape(r.student_id)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{escape(r.assignment_id)} · {escape(r.student_id)}</h1>",
-        f"<p><b>{_n(r.final_total)} / {_n(r.max_total)}</b>（及格线 {_n(r.pass_line)}）— {verdict}",
+        f"<p><b>{numbers.score(r.final_total)} / {numbers.score(r.max_total)}</b>（及格线 {numbers.score(r.pass_line)}）— {verdict}",
         (
-            f"<br><span class='note'>含附加分 / includes extra credit {_n(r.extra_credit)} / "
-            f"{_n(r.max_extra_credit)}：附加分计入总分与及格判断，满分不变 / extra credit counts towards the "
+            f"<br><span class='note'>含附加分 / includes extra credit {numbers.score(r.extra_credit)} / "
+            f"{numbers.score(r.max_extra_credit)}：附加分计入总分与及格判断，满分不变 / extra credit counts towards the "
             "total and the pass line; the maximum stays the same</span>"
         )
         if r.max_extra_credit
@@ -54,8 +55,8 @@ def render(result: SubmissionResult, notes: dict | None = None) -> str:
         " · <i>暂定 / provisional：问答题仍待教师确认</i>" if r.provisional else "",
         "</p>",
         (
-            f"<p>迟交规则 / late policy: {escape(r.late_note)}<br>原始总分 / raw total {_n(r.total)} − "
-            f"扣分 / penalty {_n(r.late_penalty)} = <b>最终 / final {_n(r.final_total)}</b></p>"
+            f"<p>迟交规则 / late policy: {escape(r.late_note)}<br>原始总分 / raw total {numbers.score(r.total)} − "
+            f"扣分 / penalty {numbers.score(r.late_penalty)} = <b>最终 / final {numbers.score(r.final_total)}</b></p>"
         )
         if r.late_note
         else "",
@@ -70,7 +71,7 @@ def render(result: SubmissionResult, notes: dict | None = None) -> str:
         mode = "已运行 / executed" if it.mode == EXECUTED else "静态审查 / static review"
         bonus = "<span class='tag extra'>附加分 / extra credit</span>" if it.extra_credit else ""
         parts.append(
-            f"<h2>{escape(it.id)} — {_n(it.score)} / {_n(it.points)}"
+            f"<h2>{escape(it.id)} — {numbers.score(it.score)} / {numbers.score(it.points)}"
             f"<span class='tag {label}'>{mode}</span>{bonus}</h2>"
         )
         if it.description:
@@ -96,11 +97,13 @@ def render(result: SubmissionResult, notes: dict | None = None) -> str:
         else:
             if it.confirmed is not None:
                 parts.append(
-                    f"<p>教师确认 / confirmed: <b>{_n(it.confirmed)}</b>"
-                    f"（建议 / suggested {_n(it.suggestion or 0)}）</p>"
+                    f"<p>教师确认 / confirmed: <b>{numbers.score(it.confirmed)}</b>"
+                    f"（建议 / suggested {numbers.score(it.suggestion or 0)}）</p>"
                 )
             else:
-                parts.append(f"<p>建议得分 / suggested: <b>{_n(it.suggestion or 0)}</b>（待教师确认）</p>")
+                parts.append(
+                    f"<p>建议得分 / suggested: <b>{numbers.score(it.suggestion or 0)}</b>（待教师确认）</p>"
+                )
             # a written item's comment counts once its score is confirmed (an answer changed since the
             # review reopens it: the old comment was about the old answer)
             if it.id in notes and it.confirmed is not None:
@@ -138,10 +141,6 @@ def unattempted(item) -> bool:
         and not any(t.passed or t.credit > 0 for t in tests)
         and (2 * stopped > len(tests))
     )
-
-
-def _n(x: float) -> str:
-    return f"{x:g}" if x is not None else "–"
 
 
 def paths(out_dir: Path | str, result: SubmissionResult) -> tuple[Path | None, Path]:

@@ -34,6 +34,7 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.core import numbers
 from autograder.core.files import atomic_write_text
 from autograder.core.results import SubmissionResult
 from autograder.core.safe_text import csv_cell
@@ -97,14 +98,10 @@ def read_roster(path: Path) -> list[dict[str, str]]:
     return rows
 
 
-def _num(x: float) -> str:
-    return f"{round(float(x), 4):g}"
-
-
 def _grade(r: SubmissionResult | None) -> str:
     """The LMS cell: ``final_total``; blank (the LMS keeps its grade) without a result or when the
     submission could not be graded (a misnamed or unreadable notebook is not a 0: it is listed)."""
-    return _num(r.final_total) if r is not None and r.graded else ""
+    return numbers.score(r.final_total) if r is not None and r.graded else ""
 
 
 def _check(
@@ -183,7 +180,7 @@ def write_lms(
     w.writerow(list(fmt.head) + [csv_cell(columns.get(aid, aid)) for aid in assignments])
     if fmt.points_row:
         maxima = [max(r.max_total for r in results if r.assignment_id == aid) for aid in assignments]
-        w.writerow([CANVAS_POINTS] + [""] * (len(fmt.head) - 1) + [_num(m) for m in maxima])
+        w.writerow([CANVAS_POINTS] + [""] * (len(fmt.head) - 1) + [numbers.score(m) for m in maxima])
     for row in roster:
         sid = row["student_id"]
         grades = [_grade(by_key.get((sid, aid))) for aid in assignments]

@@ -31,6 +31,7 @@ from jinja2 import DictLoader, Environment, StrictUndefined
 from markupsafe import Markup
 from tornado import web
 
+from autograder.core import numbers
 from autograder.review.groups import StaleGroup, confirm_group, review_items, shown, summary_rows
 
 __all__ = ["render_index", "render_item"]
@@ -66,13 +67,9 @@ CSP = "; ".join(
 )
 
 
-def _num(x) -> str:
-    return "-" if x is None else f"{float(x):g}"
-
-
 _env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 _env.filters["v"] = shown
-_env.filters["num"] = _num
+_env.filters["num"] = numbers.score
 
 _LAYOUT = """<!doctype html>
 <html lang="zh-CN"><head><meta charset="utf-8"><title>{{ title|v }}</title>
