@@ -48,6 +48,7 @@ from autograder.intake.course import (
 )
 from autograder.reporting import feedback
 from autograder.sandbox.isolation import resolve_isolation
+from autograder.testing.seeding import grader_fingerprint
 
 NO_ASSIGNMENT = "(none)"  # the assignment column of a student folder that holds no assignment folder
 
@@ -510,8 +511,6 @@ def commit(out: Path, res: SubmissionResult, path: Path | None) -> None:
 def _cached(
     out: Path, job: Job, assignment: Assignment, isolation_text: str, secret: bytes | None = None
 ) -> SubmissionResult | None:
-
-    from .seeding import grader_fingerprint
 
     path = result_path(out, job.student_id, job.assignment_id)
     try:

@@ -68,7 +68,7 @@ from autograder.grading.engine import grade_notebook, new_result
 from autograder.grading.submission import shutdown_workers
 from autograder.intake.collect import zip_notebooks
 from autograder.sandbox.isolation import LIMITS_ENV, resolve_isolation
-from autograder.testing.seeding import load_secret
+from autograder.testing.seeding import grader_fingerprint, load_secret
 
 ROOT_ENV = "GRADESCOPE_ROOT"
 PYTHON_ENV = "GRADESCOPE_PYTHON"
@@ -255,8 +255,6 @@ def build(
         if v not in VISIBILITIES:
             raise SystemExit(f"error: visibility must be one of {', '.join(VISIBILITIES)}, not {v!r}")
     assignment = load_assignment(known[assignment_id])
-    from .seeding import grader_fingerprint
-
     config = {
         "assignment": assignment.id,
         "isolation": isolation,
