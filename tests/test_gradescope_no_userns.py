@@ -35,7 +35,7 @@ import pytest
 
 from autograder import seccomp_policy
 from autograder.authoring.demo import reference_code, with_code
-from autograder.platforms import gradescope
+from autograder.platforms import gradescope, gradescope_run
 from tests.test_gradescope import (
     ASSIGNMENT,
     FORGERY,
@@ -127,8 +127,8 @@ def in_container(root: Path, cmd: list[str], tmp: Path, **kw) -> subprocess.Comp
         **os.environ,
         "KEEP": " ".join(keep),
         "HIDE": " ".join(hide),
-        gradescope.ROOT_ENV: str(root),
-        gradescope.PYTHON_ENV: sys.executable,
+        gradescope_run.ROOT_ENV: str(root),
+        gradescope_run.PYTHON_ENV: sys.executable,
     }
     env.pop("PYTHONPATH", None)
     full = [
@@ -273,12 +273,12 @@ INSIDE = textwrap.dedent(
     r'''
     import json, sys, time
     sys.path.insert(0, sys.argv[1] + "/source")
-    from autograder.platforms import gradescope
+    from autograder.platforms import gradescope_run
     from autograder.grading.engine import Submission
     from autograder.sandbox.isolation import Limits, Worker, resolve_isolation
 
     mode, _ = resolve_isolation("bwrap", container=True)
-    gradescope.lock_down(gradescope.Path(sys.argv[1]))
+    gradescope_run.lock_down(gradescope_run.Path(sys.argv[1]))
     code = """
     import ctypes, os, socket
     def probe(paths):

@@ -219,18 +219,18 @@ def test_gradescope_zip_carries_the_secret_and_seeds_by_gradescope_user(tmp_path
     import stat
     import zipfile
 
-    from autograder.platforms import gradescope
+    from autograder.platforms import gradescope, gradescope_run, gradescope_zip
 
     secret_file = tmp_path / "secret"
     secret_file.write_bytes(SECRETS[0])
     isolation = "bwrap" if resolve_isolation("auto")[0] == "bwrap" else "none"
-    zip_path = gradescope.build(
+    zip_path = gradescope_zip.build(
         LESSON16, tmp_path / "dist", isolation=isolation, secret=seeding.load_secret(secret_file)
     )
     with zipfile.ZipFile(zip_path) as zf:
-        info = zf.getinfo(gradescope.SECRET_NAME)
+        info = zf.getinfo(gradescope_run.SECRET_NAME)
         assert stat.S_IMODE(info.external_attr >> 16) == 0o600
-        config = json.loads(zf.read(gradescope.CONFIG_NAME))
+        config = json.loads(zf.read(gradescope_run.CONFIG_NAME))
     assert config["grader"].endswith("+s" + seeding.secret_tag(SECRETS[0]))
     root = tmp_path / "autograder"
     gradescope.install(zip_path, root)

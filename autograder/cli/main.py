@@ -21,7 +21,7 @@ from autograder.core.rubric import RubricError
 from autograder.core.safe_text import terminal_text
 from autograder.grading.assignment import load_assignment
 from autograder.intake.collect import apply_times, collect
-from autograder.platforms.gradescope import build
+from autograder.platforms.gradescope_zip import build
 from autograder.reporting.lms import (
     CANVAS,
     RosterError,
