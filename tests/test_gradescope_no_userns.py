@@ -33,9 +33,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder import seccomp_policy
 from autograder.authoring.demo import reference_code, with_code
 from autograder.platforms import gradescope, gradescope_run
+from autograder.sandbox import seccomp_policy
 from tests.test_gradescope import (
     ASSIGNMENT,
     FORGERY,
@@ -274,7 +274,7 @@ INSIDE = textwrap.dedent(
     import json, sys, time
     sys.path.insert(0, sys.argv[1] + "/source")
     from autograder.platforms import gradescope_run
-    from autograder.grading.engine import Submission
+    from autograder.grading.submission import Submission
     from autograder.sandbox.isolation import Limits, Worker, resolve_isolation
 
     mode, _ = resolve_isolation("bwrap", container=True)

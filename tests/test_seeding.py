@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from autograder import seeding
 from autograder.authoring.demo import mistake_code, parse_expectations, reference_code, with_code
 from autograder.classroom import shards
 from autograder.classroom.batch import Phases, grade_class
@@ -17,11 +16,13 @@ from autograder.core.registry import lessons
 from autograder.core.results import SubmissionResult
 from autograder.gradebook import store as gradebook
 from autograder.grading.assignment import load_assignment
-from autograder.grading.engine import ROOT, grade_extracted
+from autograder.grading.engine import grade_extracted
 from autograder.grading.notebook import Extracted
 from autograder.grading.submission import shutdown_workers
 from autograder.sandbox.isolation import resolve_isolation
+from autograder.testing import seeding
 
+ROOT = LAYOUT.root
 LESSON16 = "16-asymmetric-pipeline"
 GRADING = "grading (sandbox + hidden tests, thread-seconds)"
 SECRETS = [b"course-secret-number-one-0123456789", b"another-course-secret-abcdefghijkl", b"x" * 16]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from autograder.authoring.demo import INCLUDE, parse_expectations, reference_code
 from autograder.core.layout import REPO as LAYOUT
-from autograder.grading.engine import AUTOGRADER_DIR, grade_code
+from autograder.grading.engine import grade_code
 from autograder.grading.notebook import neutralise_magics
 from autograder.grading.submission import shutdown_workers
 from autograder.review.similarity import (
@@ -27,6 +27,8 @@ from autograder.review.similarity import (
     normalised_tokens,
     release_exclusion,
 )
+
+AUTOGRADER_DIR = LAYOUT.lesson_data
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "similarity"
 
