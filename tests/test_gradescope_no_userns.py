@@ -208,14 +208,14 @@ def test_the_default_zip_builds_and_grades_with_the_uid_isolation(container_root
 
 def test_hostile_submissions_gain_nothing_without_user_namespaces(container_root):
     root, _ = container_root
-    hidden_test = root / "source" / "autograder" / ASSIGNMENT / "test_simulator.py"
+    hidden_test = root / "source" / "autograder" / "lessons" / ASSIGNMENT / "test_simulator.py"
     before = hidden_test.read_bytes()
     reference = reference_code(REPO / "autograder" / "lessons" / ASSIGNMENT)
     writes = reference + textwrap.dedent(
         f"""
             WROTE = []
             for path in ({str(hidden_test)!r}, {str(root / "run_autograder")!r}, {str(root / "results" / "x")!r},
-                         {str(root / "source" / "autograder" / "engine.py")!r}):
+                         {str(root / "source" / "autograder" / "grading" / "engine.py")!r}):
                 try:
                     with open(path, "a") as fh:
                         fh.write("# planted")
@@ -316,7 +316,7 @@ def test_inside_the_uid_isolation(container_root):
     root, base = container_root
     script = base / "inside.py"
     script.write_text(INSIDE, encoding="utf-8")
-    hidden = str(root / "source" / "autograder" / ASSIGNMENT / "test_simulator.py")
+    hidden = str(root / "source" / "autograder" / "lessons" / ASSIGNMENT / "test_simulator.py")
     paths = [hidden, str(root / "source"), str(root / "results"), str(root / "submission")]
     proc = in_container(root, [sys.executable, str(script), str(root), *paths], base)
     assert proc.returncode == 0, proc.stderr[-2000:]

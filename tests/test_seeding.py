@@ -9,7 +9,7 @@ import json
 import pytest
 
 from autograder.authoring.demo import mistake_code, parse_expectations, reference_code, with_code
-from autograder.classroom import shards
+from autograder.classroom import sharding, shards
 from autograder.classroom.batch import Phases, grade_class
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.registry import lessons
@@ -184,7 +184,7 @@ def test_merge_refuses_shards_graded_with_different_secrets(tmp_path):
     n = 0
     while len(students) < 2:  # one student in each of two shards
         sid = f"student{n}"
-        students.setdefault(shards.shard_of(sid, 2), sid)
+        students.setdefault(sharding.shard_of(sid, 2), sid)
         n += 1
     dirs = []
     for k, secret in ((1, SECRETS[0]), (2, SECRETS[1])):
@@ -193,9 +193,9 @@ def test_merge_refuses_shards_graded_with_different_secrets(tmp_path):
         res = SubmissionResult(students[k], LESSON16, assignment.notebook)
         res.grader = seeding.grader_fingerprint(assignment.fingerprint, secret)
         res.save(d / "results" / res.student_id / f"{LESSON16}.json")
-        shards.write_manifest(d, shards.Shard(k, 2), [res])
+        sharding.write_manifest(d, sharding.Shard(k, 2), [res])
         dirs.append(d)
-    with pytest.raises(shards.ShardError, match="secret"):
+    with pytest.raises(sharding.ShardError, match="secret"):
         shards.merge(dirs, tmp_path / "merged", quiet=True)
     # the same secret on both: the grader check passes (this checkout's fingerprint, the secret's tag)
     shards._check_same_grader(
