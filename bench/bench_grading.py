@@ -220,7 +220,7 @@ def _process_tree_cpu(pid: int) -> float:
 def _cpu_per_submission(base: Path, tmp: Path, mode: str, n: int = 60) -> None:
     """CPU per submission, grader and sandbox, on one sandbox in series: the figure the machine's load
     inflates least (wall time under load mostly measures waiting for a core)."""
-    from autograder.classroom.batch import discover
+    from autograder.classroom.discovery import discover
     from autograder.core.registry import lessons
     from autograder.grading.assignment import load_assignment
     from autograder.grading.engine import grade_notebook

@@ -21,7 +21,7 @@ import pytest
 from autograder.authoring.demo import mistake_code, reference_code, with_code
 from autograder.classroom.batch import grade_class
 from autograder.core.results import SubmissionResult
-from autograder.platforms import gradescope
+from autograder.platforms import gradescope, gradescope_run, gradescope_zip
 from autograder.sandbox.isolation import resolve_isolation
 
 REPO = Path(__file__).resolve().parents[1]
@@ -129,7 +129,7 @@ def test_the_zip_follows_the_contract_and_holds_no_solution(built):
     with zipfile.ZipFile(zip_path) as zf:
         names = set(zf.namelist())
         modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in zf.infolist()}
-    assert {"setup.sh", "run_autograder", "requirements.txt", gradescope.CONFIG_NAME} <= names
+    assert {"setup.sh", "run_autograder", "requirements.txt", gradescope_run.CONFIG_NAME} <= names
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
     assert f"autograder/lessons/{ASSIGNMENT}/rubric.yaml" in names and f"lessons/{ASSIGNMENT}/{NB}" in names
     assert not any(n.startswith("solutions/") or "/mistakes/" in n or n.startswith("pipelab/") for n in names)
@@ -140,10 +140,10 @@ def test_the_zip_follows_the_contract_and_holds_no_solution(built):
     for script in ("setup.sh", "run_autograder"):  # both parse as bash
         check = subprocess.run(["bash", "-n", str(root / "source" / script)], capture_output=True, text=True)
         assert check.returncode == 0, check.stderr
-    config = json.loads((root / "source" / gradescope.CONFIG_NAME).read_text())
+    config = json.loads((root / "source" / gradescope_run.CONFIG_NAME).read_text())
     assert config["assignment"] == ASSIGNMENT and config["limits"] == {"address_space_bytes": 512 << 20}
     # the same inputs build the same bytes (fixed entry times, sorted entries)
-    again = gradescope.build(ASSIGNMENT, zip_path.parent / "again", isolation=ISOLATION)
+    again = gradescope_zip.build(ASSIGNMENT, zip_path.parent / "again", isolation=ISOLATION)
     assert again.read_bytes() == zip_path.read_bytes()
 
 
@@ -246,27 +246,27 @@ def test_finding_the_notebook(tmp_path):
     sub, scratch = tmp_path / "sub", tmp_path / "scratch"
     sub.mkdir()
     scratch.mkdir()
-    with pytest.raises(gradescope.NoNotebook, match="no notebook"):
-        gradescope.find_notebook(sub, "asymmetric_pipeline", scratch)
+    with pytest.raises(gradescope_run.NoNotebook, match="no notebook"):
+        gradescope_run.find_notebook(sub, "asymmetric_pipeline", scratch)
     (sub / "Copy of asymmetric_pipeline (2).ipynb").write_text("{}")
     (sub / ".ipynb_checkpoints").mkdir()
     (sub / ".ipynb_checkpoints" / "asymmetric_pipeline-checkpoint.ipynb").write_text("{}")
-    path, notes = gradescope.find_notebook(sub, "asymmetric_pipeline", scratch)
+    path, notes = gradescope_run.find_notebook(sub, "asymmetric_pipeline", scratch)
     assert path.name == "Copy of asymmetric_pipeline (2).ipynb" and "graded Copy of" in notes[0]
     (sub / "other.ipynb").write_text("{}")
-    with pytest.raises(gradescope.NoNotebook, match="several notebooks"):
-        gradescope.find_notebook(sub, "asymmetric_pipeline", scratch)
+    with pytest.raises(gradescope_run.NoNotebook, match="several notebooks"):
+        gradescope_run.find_notebook(sub, "asymmetric_pipeline", scratch)
     (sub / "other.ipynb").unlink()
     (sub / "Copy of asymmetric_pipeline (2).ipynb").unlink()
     with zipfile.ZipFile(sub / "upload.zip", "w") as zf:
         zf.writestr("hw/asymmetric_pipeline.ipynb", '{"cells": []}')
         zf.writestr("__MACOSX/hw/._asymmetric_pipeline.ipynb", "x")
         zf.writestr("../escape.ipynb", "{}")
-    path, notes = gradescope.find_notebook(sub, "asymmetric_pipeline", scratch)
+    path, notes = gradescope_run.find_notebook(sub, "asymmetric_pipeline", scratch)
     assert path.read_text() == '{"cells": []}' and path.parent == scratch
     assert any("escape.ipynb" in n and "skipped" in n for n in notes)
     os.symlink("/etc/passwd", sub / "asymmetric_pipeline.ipynb")
-    path, _ = gradescope.find_notebook(sub, "asymmetric_pipeline", scratch)
+    path, _ = gradescope_run.find_notebook(sub, "asymmetric_pipeline", scratch)
     assert path.parent == scratch  # the symlink is never followed
 
 
@@ -300,7 +300,7 @@ def test_the_other_lesson_builds_and_grades_the_same(tmp_path):
     """Nothing in the zip or run_autograder is lesson 16's: lesson 03's reference earns its code points."""
     assignment, nb = "03-load-imbalance", "load_imbalance.ipynb"
     root = tmp_path / "root"
-    gradescope.install(gradescope.build(assignment, tmp_path / "dist", isolation=ISOLATION), root)
+    gradescope.install(gradescope_zip.build(assignment, tmp_path / "dist", isolation=ISOLATION), root)
     data, _ = run_autograder(root, {"my upload.ipynb": (REPO / "solutions" / assignment / nb).read_bytes()})
     (tmp_path / "subs" / "ref" / assignment).mkdir(parents=True)
     shutil.copy(REPO / "solutions" / assignment / nb, tmp_path / "subs" / "ref" / assignment / nb)
@@ -345,7 +345,7 @@ def test_results_json_maps_extra_credit_and_written_items():
         ),
     ]
     res = SubmissionResult("s", "a", "nb", items=items, pass_line=3, isolation="bubblewrap")
-    data = gradescope.results_json(res, {}, 1.2)
+    data = gradescope_run.results_json(res, {}, 1.2)
     jsonschema.validate(data, SCHEMA)
     assert data["score"] == 3.25 == res.code_total + res.extra_credit
     by_name = {t["name"]: t for t in data["tests"]}
@@ -363,7 +363,7 @@ def test_unencodable_text_in_a_result_still_gives_valid_results():
     """Lone surrogates are valid JSON escapes in a notebook but not UTF-8: quoted back (answers, notes),
     they must not stop results.json from being written."""
     res = SubmissionResult("s", "a", "nb", messages=["code cell 3 raised: ValueError: \ud800"], isolation="x")
-    text = gradescope.results_text(gradescope.results_json(res, {}, 0.1))
+    text = gradescope_run.results_text(gradescope_run.results_json(res, {}, 0.1))
     data = json.loads(text.encode("utf-8").decode("utf-8"))  # strict UTF-8 round trip
     jsonschema.validate(data, SCHEMA)
     assert "ValueError: \ufffd" in data["output"]
@@ -382,8 +382,8 @@ def test_requirements_cover_what_grading_imports(built):
         "from pathlib import Path\n"
         "before = set(sys.modules)\n"
         "sys.modules['pytest'] = None\n"  # optional (testing.item marks tests for pytest if present)
-        "from autograder.platforms import gradescope\n"
-        "gradescope.run(Path(sys.argv[1]))\n"
+        "from autograder.platforms import gradescope, gradescope_run  # what run_autograder imports\n"
+        "gradescope_run.run(Path(sys.argv[1]))\n"
         "names = {n.split('.')[0] for n in set(sys.modules) - before} - {'autograder', 'pytest'}\n"
         "owners = packages_distributions()\n"
         "print(json.dumps(sorted({d for n in names for d in owners.get(n, [])})))\n"
@@ -403,7 +403,8 @@ def test_requirements_cover_what_grading_imports(built):
         r.split("==")[0].lower().replace("_", "-")
         for r in (root / "source" / "requirements.txt").read_text().split()
     }
-    used -= set(gradescope.OPTIONAL_IMPORTS)  # try/except ImportError: absent from the image, nothing breaks
+    # try/except ImportError: absent from the image, nothing breaks
+    used -= set(gradescope_zip.OPTIONAL_IMPORTS)
     assert used and used <= pinned, used - pinned
     assert json.loads((root / "results" / "results.json").read_text())["score"] >= 4
 
@@ -414,18 +415,18 @@ def test_without_the_sandbox_the_build_fails_and_no_submission_is_graded(built, 
     from autograder.sandbox import bwrap, uid_isolation
 
     _, root = built
-    if json.loads((root / "source" / gradescope.CONFIG_NAME).read_text())["isolation"] != "bwrap":
+    if json.loads((root / "source" / gradescope_run.CONFIG_NAME).read_text())["isolation"] != "bwrap":
         pytest.skip("bubblewrap cannot run here, so the zip was built without the requirement")
     monkeypatch.setattr(bwrap, "bwrap_usable", lambda: (False, "user namespaces are not allowed here"))
     # and no uid isolation either (tests/test_gradescope_no_userns.py: where it can run, the zip grades)
     monkeypatch.setattr(uid_isolation, "uid_usable", lambda: (False, "the grader is not root"))
-    monkeypatch.setenv(gradescope.ROOT_ENV, str(root))
-    assert gradescope.check() == 1
+    monkeypatch.setenv(gradescope_run.ROOT_ENV, str(root))
+    assert gradescope_run.check() == 1
     assert "user namespaces are not allowed here" in capsys.readouterr().out
     shutil.rmtree(root / "submission", ignore_errors=True)
     (root / "submission").mkdir()
     shutil.copy(SOURCE_NB, root / "submission" / NB)
-    gradescope.run(root)
+    gradescope_run.run(root)
     data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     jsonschema.validate(data, SCHEMA)
     assert (

@@ -34,7 +34,7 @@ import jsonschema
 import pytest
 
 from autograder.authoring.demo import reference_code, with_code
-from autograder.platforms import gradescope
+from autograder.platforms import gradescope, gradescope_run
 from autograder.sandbox import seccomp_policy
 from tests.test_gradescope import (
     ASSIGNMENT,
@@ -127,8 +127,8 @@ def in_container(root: Path, cmd: list[str], tmp: Path, **kw) -> subprocess.Comp
         **os.environ,
         "KEEP": " ".join(keep),
         "HIDE": " ".join(hide),
-        gradescope.ROOT_ENV: str(root),
-        gradescope.PYTHON_ENV: sys.executable,
+        gradescope_run.ROOT_ENV: str(root),
+        gradescope_run.PYTHON_ENV: sys.executable,
     }
     env.pop("PYTHONPATH", None)
     full = [
@@ -208,14 +208,14 @@ def test_the_default_zip_builds_and_grades_with_the_uid_isolation(container_root
 
 def test_hostile_submissions_gain_nothing_without_user_namespaces(container_root):
     root, _ = container_root
-    hidden_test = root / "source" / "autograder" / ASSIGNMENT / "test_simulator.py"
+    hidden_test = root / "source" / "autograder" / "lessons" / ASSIGNMENT / "test_simulator.py"
     before = hidden_test.read_bytes()
     reference = reference_code(REPO / "autograder" / "lessons" / ASSIGNMENT)
     writes = reference + textwrap.dedent(
         f"""
             WROTE = []
             for path in ({str(hidden_test)!r}, {str(root / "run_autograder")!r}, {str(root / "results" / "x")!r},
-                         {str(root / "source" / "autograder" / "engine.py")!r}):
+                         {str(root / "source" / "autograder" / "grading" / "engine.py")!r}):
                 try:
                     with open(path, "a") as fh:
                         fh.write("# planted")
@@ -273,13 +273,13 @@ INSIDE = textwrap.dedent(
     r'''
     import json, sys, time
     sys.path.insert(0, sys.argv[1] + "/source")
-    from autograder.platforms import gradescope
-    from autograder.grading.engine import Submission
+    from autograder.grading.submission import Submission
+    from autograder.platforms import gradescope_run
     from autograder.sandbox.isolation import Worker, resolve_isolation
     from autograder.sandbox.limits import Limits
 
     mode, _ = resolve_isolation("bwrap", container=True)
-    gradescope.lock_down(gradescope.Path(sys.argv[1]))
+    gradescope_run.lock_down(gradescope_run.Path(sys.argv[1]))
     code = """
     import ctypes, os, socket
     def probe(paths):
@@ -317,7 +317,7 @@ def test_inside_the_uid_isolation(container_root):
     root, base = container_root
     script = base / "inside.py"
     script.write_text(INSIDE, encoding="utf-8")
-    hidden = str(root / "source" / "autograder" / ASSIGNMENT / "test_simulator.py")
+    hidden = str(root / "source" / "autograder" / "lessons" / ASSIGNMENT / "test_simulator.py")
     paths = [hidden, str(root / "source"), str(root / "results"), str(root / "submission")]
     proc = in_container(root, [sys.executable, str(script), str(root), *paths], base)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -11,11 +11,13 @@ import shutil
 import pytest
 
 from autograder.classroom import ungraded
-from autograder.classroom.batch import discover, grade_class
-from autograder.cli.main import _table, main
+from autograder.classroom.batch import grade_class
+from autograder.classroom.discovery import discover
+from autograder.cli.main import main
 from autograder.core.registry import lessons
 from autograder.grading.assignment import load_assignment
 from autograder.grading.submission import shutdown_workers
+from autograder.reporting.tables import class_table
 from autograder.review.group_page import render_item
 from autograder.review.groups import review_items
 
@@ -64,7 +66,7 @@ def test_the_only_notebook_is_graded_with_a_note(graded):
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         # the same gradebook score as the rightly named copy (code and extra credit; written items await review)
         assert gb.find_submission(A, "renamed").score == gb.find_submission(A, "right").score > 0
-    table = _table(list(results.values()), out)
+    table = class_table(list(results.values()), out)
     assert (
         f"renamed: graded the only notebook in the folder, 'asymmetric_pipeline (1).ipynb', as {NB}" in table
     )
@@ -79,7 +81,7 @@ def test_none_or_several_say_which_everywhere(graded, tmp_path, capsys):
     assert none.status == f"no notebook: expected {NB} in {A}/"
     assert not two.graded and not none.graded and two.total == 0
     # the class table cuts its status column; the full status follows the table
-    table = _table(list(results.values()), out)
+    table = class_table(list(results.values()), out)
     assert f"  two: {two.status}" in table
     # formgrader lists only what is in the gradebook: its start-up lines name the rest
     assert ungraded.lines(out) == [

@@ -15,7 +15,8 @@ import pytest
 
 from autograder.authoring.demo import reference_code, with_answers, with_code
 from autograder.core.layout import REPO as LAYOUT
-from autograder.review.report import build, pearson
+from autograder.review.report import build
+from autograder.review.report_data import pearson
 from autograder.review.similarity import THRESHOLD
 from autograder.sandbox.isolation import resolve_isolation
 from tests.report_class import ASSIGNMENT, FIXTURES, HOSTILE, M1, NOTEBOOK, hand_class

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from autograder.authoring.demo import mistake_code, parse_expectations, reference_code, with_code
-from autograder.classroom import shards
+from autograder.classroom import sharding, shards
 from autograder.classroom.batch import Phases, grade_class
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.registry import lessons
@@ -24,6 +24,7 @@ from autograder.testing import seeding
 
 ROOT = LAYOUT.root
 
+ROOT = LAYOUT.root
 LESSON16 = "16-asymmetric-pipeline"
 GRADING = "grading (sandbox + hidden tests, thread-seconds)"
 SECRETS = [b"course-secret-number-one-0123456789", b"another-course-secret-abcdefghijkl", b"x" * 16]
@@ -185,7 +186,7 @@ def test_merge_refuses_shards_graded_with_different_secrets(tmp_path):
     n = 0
     while len(students) < 2:  # one student in each of two shards
         sid = f"student{n}"
-        students.setdefault(shards.shard_of(sid, 2), sid)
+        students.setdefault(sharding.shard_of(sid, 2), sid)
         n += 1
     dirs = []
     for k, secret in ((1, SECRETS[0]), (2, SECRETS[1])):
@@ -194,9 +195,9 @@ def test_merge_refuses_shards_graded_with_different_secrets(tmp_path):
         res = SubmissionResult(students[k], LESSON16, assignment.notebook)
         res.grader = seeding.grader_fingerprint(assignment.fingerprint, secret)
         res.save(d / "results" / res.student_id / f"{LESSON16}.json")
-        shards.write_manifest(d, shards.Shard(k, 2), [res])
+        sharding.write_manifest(d, sharding.Shard(k, 2), [res])
         dirs.append(d)
-    with pytest.raises(shards.ShardError, match="secret"):
+    with pytest.raises(sharding.ShardError, match="secret"):
         shards.merge(dirs, tmp_path / "merged", quiet=True)
     # the same secret on both: the grader check passes (this checkout's fingerprint, the secret's tag)
     shards._check_same_grader(
@@ -221,18 +222,18 @@ def test_gradescope_zip_carries_the_secret_and_seeds_by_gradescope_user(tmp_path
     import stat
     import zipfile
 
-    from autograder.platforms import gradescope
+    from autograder.platforms import gradescope, gradescope_run, gradescope_zip
 
     secret_file = tmp_path / "secret"
     secret_file.write_bytes(SECRETS[0])
     isolation = "bwrap" if resolve_isolation("auto")[0] == "bwrap" else "none"
-    zip_path = gradescope.build(
+    zip_path = gradescope_zip.build(
         LESSON16, tmp_path / "dist", isolation=isolation, secret=seeding.load_secret(secret_file)
     )
     with zipfile.ZipFile(zip_path) as zf:
-        info = zf.getinfo(gradescope.SECRET_NAME)
+        info = zf.getinfo(gradescope_run.SECRET_NAME)
         assert stat.S_IMODE(info.external_attr >> 16) == 0o600
-        config = json.loads(zf.read(gradescope.CONFIG_NAME))
+        config = json.loads(zf.read(gradescope_run.CONFIG_NAME))
     assert config["grader"].endswith("+s" + seeding.secret_tag(SECRETS[0]))
     root = tmp_path / "autograder"
     gradescope.install(zip_path, root)

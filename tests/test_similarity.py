@@ -28,6 +28,8 @@ from autograder.review.similarity import (
     release_exclusion,
 )
 
+AUTOGRADER_DIR = LAYOUT.lesson_data
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "similarity"
 
 ORIGINAL = '''

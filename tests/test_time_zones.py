@@ -17,7 +17,8 @@ import pytest
 from nbgrader.exchange.abc.exchange import Exchange
 from nbgrader.utils import parse_utc
 
-from autograder.classroom.batch import Job, apply_late_policy, grade_class
+from autograder.classroom.batch import apply_late_policy, grade_class
+from autograder.classroom.discovery import Job
 from autograder.core.registry import lessons
 from autograder.core.results import SubmissionResult
 from autograder.core.timestamps import TimestampError, parse_timestamp, read_submission_time

@@ -20,7 +20,7 @@ from pathlib import Path
 from autograder.authoring.demo import build_sample_class
 from autograder.classroom.batch import grade_class
 from autograder.core.registry import lessons
-from autograder.platforms import gradescope
+from autograder.platforms import gradescope, gradescope_zip
 
 
 def main() -> int:
@@ -36,7 +36,7 @@ def main() -> int:
     for assignment in lessons():
         root = work / f"root-{assignment}"
         shutil.rmtree(root, ignore_errors=True)
-        gradescope.install(gradescope.build(assignment, work / "dist"), root)
+        gradescope.install(gradescope_zip.build(assignment, work / "dist"), root)
         for student in sorted(p.name for p in demo.iterdir() if (p / assignment).is_dir()):
             shutil.rmtree(root / "submission", ignore_errors=True)
             shutil.copytree(demo / student / assignment, root / "submission")

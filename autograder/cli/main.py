@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from autograder.authoring.demo import build_sample_class
-from autograder.classroom.batch import MISNAMED_NOTE, grade_class
+from autograder.classroom.batch import grade_class
 from autograder.classroom.confirmed import load_results
 from autograder.classroom.export import export
 from autograder.classroom.review_feedback import regenerate
@@ -21,7 +21,7 @@ from autograder.core.rubric import RubricError
 from autograder.core.safe_text import terminal_text
 from autograder.grading.assignment import load_assignment
 from autograder.intake.collect import apply_times, collect
-from autograder.platforms.gradescope import build
+from autograder.platforms.gradescope_zip import build
 from autograder.reporting.lms import (
     CANVAS,
     RosterError,
@@ -30,99 +30,13 @@ from autograder.reporting.lms import (
     read_roster,
     write_lms,
 )
+from autograder.reporting.tables import class_table
 from autograder.review import report as class_report
 from autograder.review.formgrader import serve
 from autograder.review.groups import format_groups, review_items
 from autograder.sandbox.isolation import add_isolation_argument, resolve_isolation
 from autograder.student.selfcheck import main as selfcheck
 from autograder.testing.seeding import SecretError, load_secret
-
-
-def _status_notes(group) -> list[str]:
-    """What the table's status column cut short, and misnamed notebooks that were graded, in full."""
-
-    notes = []
-    for r in group:
-        sid = terminal_text(r.student_id, 64)
-        if r.status != "ok" and len(terminal_text(r.status, 10_000)) > 48:
-            notes.append(f"  {sid}: {terminal_text(r.status, 400)}")
-        notes += [
-            f"  {sid}: {terminal_text(m.split(' / ', 1)[-1], 400)}"
-            for m in r.messages
-            if m.startswith(MISNAMED_NOTE)
-        ]
-    return notes
-
-
-def _table(results, out: Path) -> str:
-    """The class tables: one per assignment, each with its own items (the rubric's, in its order, with
-    their points), one row per student; provisional marks flagged. Student text (ids, statuses) goes
-    through :func:`autograder.core.safe_text.terminal_text`."""
-
-    by_assignment: dict[str, list] = {}
-    for r in results:
-        by_assignment.setdefault(r.assignment_id, []).append(r)
-    lines: list[str] = []
-    for assignment_id in sorted(by_assignment):
-        group = sorted(by_assignment[assignment_id], key=lambda r: r.student_id)
-        points = {}
-        for r in group:
-            for it in r.items:
-                points.setdefault(it.id, it.points)
-        head = [
-            "student",
-            *(terminal_text(f"{c}/{p:g}", 32) for c, p in points.items()),
-            "total",
-            "pass",
-            "status",
-        ]
-        rows = []
-        for r in group:
-            scores = {it.id: it for it in r.items}
-            cells = [terminal_text(r.student_id, 64)]
-            for c in points:
-                it = scores.get(c)
-                if it is None:
-                    cells.append("")
-                elif it.kind == "written" and it.confirmed is None:
-                    cells.append(f"{it.score:g}?")
-                elif it.extra_credit:
-                    cells.append(f"+{it.score:g}")
-                else:
-                    cells.append(f"{it.score:g}")
-            late = f" (-{r.late_penalty:g} late)" if r.late_penalty else ""  # total shown is final_total
-            cells.append(f"{r.final_total:g}/{r.max_total:g}" + ("?" if r.provisional else "") + late)
-            cells.append("PASS" if r.passed else "fail")
-            cells.append(terminal_text(r.status, 48))
-            rows.append(cells)
-        widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
-        n_pass = sum(r.passed for r in group)
-        pass_line = max((r.pass_line for r in group), default=0)
-        lines.append(
-            f"== {terminal_text(assignment_id, 64)}: {len(group)} submissions, {n_pass} pass "
-            f"(pass line {pass_line:g}) =="
-        )
-        lines.append("  ".join(str(x).ljust(w) for x, w in zip(head, widths, strict=False)).rstrip())
-        lines.append("  ".join("-" * w for w in widths))
-        lines += [
-            "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False)).rstrip() for row in rows
-        ]
-        lines += _status_notes(group)
-        lines.append("")
-    n_pass = sum(r.passed for r in results)
-    lines.append(
-        f"{len(results)} submissions, {n_pass} pass. '?' = provisional: a written answer's suggested "
-        "score (static review) awaits confirmation in formgrader."
-    )
-    if any(it.extra_credit for r in results for it in r.items):
-        lines.append(
-            "'+' = extra credit: added to the total (which may exceed the maximum) and counted towards "
-            "the pass line."
-        )
-    lines.append(
-        f"grades: {out / 'grades.csv'}   feedback: {out / 'feedback'}   gradebook: {out / 'gradebook.db'}"
-    )
-    return "\n".join(lines)
 
 
 def cmd_grade(args) -> int:
@@ -148,7 +62,7 @@ def cmd_grade(args) -> int:
         secret=secret,
     )
     if not args.quiet:
-        print(_table(results, Path(args.out).resolve()))
+        print(class_table(results, Path(args.out).resolve()))
         if shard is None:
             _print_report(Path(args.out))
         if shard is not None:
@@ -166,7 +80,7 @@ def cmd_merge(args) -> int:
     except ShardError as exc:
         raise SystemExit(f"error: {exc}") from None
     if not args.quiet:
-        print(_table(results, Path(args.out).resolve()))
+        print(class_table(results, Path(args.out).resolve()))
         _print_report(Path(args.out))
     return 0
 
@@ -285,7 +199,7 @@ def cmd_demo(args) -> int:
             file=sys.stderr,
         )
     results = grade_class(submissions, out / "grading", isolation=args.isolation, jobs=args.jobs, force=True)
-    print(_table(results, out / "grading"))
+    print(class_table(results, out / "grading"))
     _print_report(out / "grading")
     print(f"\nReview written answers: make formgrader OUT={out / 'grading'}")
     print(f"Answer groups (what you review): .venv/bin/python -m autograder groups --out {out / 'grading'}")

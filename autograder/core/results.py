@@ -11,6 +11,9 @@ from autograder.core.files import atomic_write_text
 
 EXECUTED = "executed"
 STATIC_REVIEW = "static review"
+#: how the message of a misnamed notebook that was graded anyway begins (``classroom.discovery`` writes it;
+#: the class table prints it in full, the batch regrades when it no longer matches the folder)
+MISNAMED_NOTE = "评分的是文件夹里唯一的 notebook "
 
 
 @dataclass

@@ -36,7 +36,7 @@ def prepare_course_dir(out_dir: Path | str, source_root: Path | str) -> Path:
     for sub in (SUBMITTED, AUTOGRADED, FEEDBACK, "results"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     text = (
-        '"""nbgrader course directory of a grading run (written by autograder.gradebook.store; do not edit)."""\n\n'
+        '"""nbgrader course directory of a grading run (written by autograder.gradebook.coursedir; do not edit)."""\n\n'
         "c = get_config()  # noqa: F821  (injected by traitlets)\n\n"
         f"c.CourseDirectory.root = {str(out)!r}\n"
         f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
