@@ -221,3 +221,52 @@ def test_the_isolation_text_names_the_filter_and_the_cgroup(monkeypatch):
     assert ("own cgroup per sandbox" in text) == cgroups.usable()[0]
     monkeypatch.setenv(cgroups.NO_CGROUP_ENV, "1")
     assert "no cgroup" in bwrap.hardening() and "memory limited per process only" in bwrap.hardening()
+
+
+SCRATCH_PROBE = r'''
+import os
+
+
+def hide():
+    """Leave a file in the sandbox's scratch folder (the parent of this child's own folder), then take
+    the folder's read permission away, so a cleanup that lists it finds nothing to remove."""
+    scratch = os.path.dirname(os.getcwd())
+    with open(os.path.join(scratch, "left_by_a"), "w") as fh:
+        fh.write("a's answer")
+    os.chmod(scratch, 0o300)
+    return scratch
+
+
+def look():
+    scratch = os.path.dirname(os.getcwd())
+    try:
+        os.chmod(scratch, 0o700)
+    except OSError:
+        pass
+    return sorted(os.listdir(scratch))
+'''
+
+
+def test_a_scratch_folder_made_unlistable_is_still_emptied():
+    """Found while splitting the sandbox (issue 19): a child could chmod the scratch folder to 0o300;
+    the zygote then could not list it, removed nothing and reported a clean reap, so the next
+    submission in the same sandbox read the file it left. Now the zygote gives the folder back its
+    permissions and empties it, or fails the reap (and the sandbox restarts)."""
+    _bwrap_or_skip()
+    limits = Limits()
+    worker = Worker(limits=limits, mode="bwrap")
+    try:
+        a = Submission(
+            worker=worker, cells=[(0, SCRATCH_PROBE)], limits=limits, deadline=time.monotonic() + 60
+        )
+        assert a.call("hide").ok
+        a.close()
+        b = Submission(
+            worker=worker, cells=[(0, SCRATCH_PROBE)], limits=limits, deadline=time.monotonic() + 60
+        )
+        seen = b.call("look")
+        b.close()
+        assert seen.ok, seen.describe_failure()
+        assert "left_by_a" not in seen.value, seen.value
+    finally:
+        worker.stop(close=True)

@@ -534,8 +534,14 @@ class Zygote:
             shutil.rmtree(self.workdir, ignore_errors=True)
         try:
             leftovers = os.listdir(self.scratch)
-        except OSError:
+        except FileNotFoundError:
             leftovers = []
+        except OSError:  # the child took the folder's permissions away (chmod 0o300): give them back
+            try:
+                os.chmod(self.scratch, 0o700)
+                leftovers = os.listdir(self.scratch)
+            except OSError:
+                return False  # a scratch folder that cannot be emptied fails the reap: a fresh sandbox
         ok = _remove_entries(self.scratch, leftovers)
         if self.own_uid:  # what our uid left in the world-writable directories
             for top in ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue"):
