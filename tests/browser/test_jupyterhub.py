@@ -9,7 +9,12 @@ temporary shared directory, driven in real Chromium:
    self-check) and submits from the Assignments tab;
 3. the instructor collects with ``nbgrader collect`` (which writes nbgrader's ``timestamp.txt``) and grades
    the collected submissions with our engine (``python -m autograder grade``): the student's code earns
-   its points and the result carries the submission time the exchange recorded.
+   its points and the result carries the submission time the exchange recorded;
+4. the instructor reviews: our review server on the grading output (``python -m autograder formgrader``),
+   where Q1's score is confirmed and a comment written through formgrader's REST API;
+5. ``python -m autograder feedback`` regenerates the page in nbgrader's feedback layout and
+   ``nbgrader release_feedback`` publishes it from there; the student's Fetch Feedback brings it home and
+   the page opened in Lab shows the confirmed Q1 score, the comment, and the total ``export`` gives.
 
 The instructor's commands are docs/JUPYTERHUB.md's ``# instructor: …`` blocks, run as written with bash.
 
@@ -19,10 +24,12 @@ If the hub cannot run (no JupyterHub, no configurable-http-proxy, no Chromium) t
 from __future__ import annotations
 
 import csv
+import html
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -34,9 +41,17 @@ from pathlib import Path
 import pytest
 
 from autograder.authoring.demo import reference_cells
-from autograder.review.formgrader import free_port
+from autograder.review.formgrader import FormgraderServer, free_port
 
-from .conftest import ASSIGNMENT_16, LAB_SETTINGS, NOTEBOOK_16, NotebookUI, find_chromium, stop_process_group
+from .conftest import (
+    ASSIGNMENT_16,
+    LAB_SETTINGS,
+    NOTEBOOK_16,
+    NotebookUI,
+    _children,
+    find_chromium,
+    stop_process_group,
+)
 
 pytestmark = [pytest.mark.jupyterhub, pytest.mark.browser]
 
@@ -45,6 +60,7 @@ HUB_CONFIG = REPO / "jupyter-config" / "jupyterhub_config.py"
 STUDENT = "zhang-san"
 PASSWORD = "course-hub-test"
 NB_PATH = f"{ASSIGNMENT_16}/{NOTEBOOK_16}.ipynb"
+Q1_COMMENT = "Q1：饥饿与背压的因果链要分开写，并用 [30,10,10,20] 说明。"
 
 
 def find_chp() -> str | None:
@@ -56,12 +72,18 @@ def find_chp() -> str | None:
 DOC = (REPO / "docs" / "JUPYTERHUB.md").read_text(encoding="utf-8")
 
 
-def instructor(step: str, **env: str) -> subprocess.CompletedProcess:
-    """docs/JUPYTERHUB.md's bash block headed ``# instructor: <step>``, run as written in the repository
-    with ``EXCHANGE`` and ``COURSE`` set (nbgrader's own commands, then ours)."""
+def doc_block(step: str) -> str:
+    """docs/JUPYTERHUB.md's bash block headed ``# instructor: <step>``."""
     (block,) = (
         b for b in re.findall(r"```bash\n(.*?)```", DOC, re.S) if b.startswith(f"# instructor: {step}\n")
     )
+    return block
+
+
+def instructor(step: str, **env: str) -> subprocess.CompletedProcess:
+    """docs/JUPYTERHUB.md's bash block headed ``# instructor: <step>``, run as written in the repository
+    with ``EXCHANGE`` and ``COURSE`` set (nbgrader's own commands, then ours)."""
+    block = doc_block(step)
     proc = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", block],
         cwd=REPO,
@@ -75,6 +97,74 @@ def instructor(step: str, **env: str) -> subprocess.CompletedProcess:
     return proc
 
 
+def start_review(log: Path, **env: str) -> FormgraderServer:
+    """docs/JUPYTERHUB.md's ``# instructor: review`` block (our review server, which runs until Ctrl-C),
+    started as written; returns the server it announces (its URL and token from the printed lines)."""
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(
+            ["bash", "-euo", "pipefail", "-c", doc_block("review")],
+            cwd=REPO,
+            env={**os.environ, **env},
+            stdin=subprocess.DEVNULL,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    announced = re.compile(
+        r"open \(logs in with the token\): http://127\.0\.0\.1:(\d+)/formgrader\?token=(\w+)"
+    )
+    deadline = time.monotonic() + 180
+    while not (m := announced.search(log.read_text(encoding="utf-8", errors="replace"))):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop_review(proc)
+            raise AssertionError("the review server did not start:\n" + log.read_text(errors="replace"))
+        time.sleep(0.3)
+    return FormgraderServer(proc, int(m[1]), m[2], log)
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        kids = _children(todo.pop())
+        found += kids
+        todo += kids
+    return found
+
+
+def stop_review(proc: subprocess.Popen) -> None:
+    """Ctrl-C to the review command (it then stops the Jupyter server it started, which leads its own
+    session); SIGKILL whatever of it outlives that (only processes this test started)."""
+    kids = _descendants(proc.pid) if proc.poll() is None else []
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(30)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        stop_process_group(proc)
+    for pid in kids:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def confirm_q1(out: Path, server: FormgraderServer, score: float, comment: str) -> None:
+    """What the instructor does in formgrader for Q1, through its REST API (the page's own calls)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}", "pp-course") as gb:
+        grade_id = gb.find_grade("q1", NOTEBOOK_16, ASSIGNMENT_16, STUDENT).id
+        comment_id = gb.find_comment("q1", NOTEBOOK_16, ASSIGNMENT_16, STUDENT).id
+    status, body = server.request("PUT", f"/formgrader/api/grade/{grade_id}", {"manual_score": score}, 60)
+    assert status == 200 and body["manual_score"] == score, (status, body)
+    status, body = server.request(
+        "PUT", f"/formgrader/api/comment/{comment_id}", {"manual_comment": comment}, 60
+    )
+    assert status == 200, (status, body)
+
+
 def open_assignments(page):
     """Nbgrader → Assignment List (the menu holds only the students' entries); returns the Assignments tab."""
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Nbgrader$")).click()
@@ -86,19 +176,6 @@ def open_assignments(page):
     tab = page.locator("#nbgrader-assignment-list")
     tab.wait_for()
     return tab
-
-
-def feedback_page(out: Path, student: str) -> Path:
-    """The student's lesson-16 feedback page in a grading OUT: in nbgrader's layout
-    (``feedback/<student>/<assignment>/<notebook>.html``) if the grader writes it so, else ours
-    (``feedback/<student>/<assignment>.html``)."""
-    for path in (
-        out / "feedback" / student / ASSIGNMENT_16 / f"{NOTEBOOK_16}.html",
-        out / "feedback" / student / f"{ASSIGNMENT_16}.html",
-    ):
-        if path.is_file():
-            return path
-    raise AssertionError(f"no feedback page for {student} under {out / 'feedback'}")
 
 
 @dataclass
@@ -288,18 +365,57 @@ def test_student_fetches_validates_submits_on_the_hub_and_the_instructor_grades(
     )
     steps("nbgrader collect, python -m autograder grade")
 
-    # 4. feedback back through the exchange: our page placed in nbgrader's feedback layout
-    #    (feedback/<student>/<assignment>/<notebook>.html beside the submission's timestamp.txt and
-    #    submission_secret.txt, as nbgrader generate_feedback leaves them), released with nbgrader's command
-    page_html = feedback_page(out, STUDENT)
+    q1 = result_item(out, "q1")
+    assert q1["confirmed"] is None  # nothing reviewed yet: the page shows the suggestion
+    assert "待教师确认" in (out / "feedback" / STUDENT / ASSIGNMENT_16 / f"{NOTEBOOK_16}.html").read_text(
+        encoding="utf-8"
+    )
+
+    # 4. the instructor reviews: our review server on the grading output, Q1 confirmed with a score that
+    #    differs from the suggestion and a comment, through formgrader's REST API
+    q1_score = 1.5 if q1["suggestion"] != 1.5 else 1.0
+    server = start_review(hub.root / "review.log", **env)
+    try:
+        server.wait_ready(timeout=120)
+        confirm_q1(out, server, q1_score, Q1_COMMENT)
+    finally:
+        stop_review(server.proc)
+    steps("review server, Q1 confirmed with a comment (formgrader's API)")
+
+    # 5. the pages regenerated with the review (nbgrader's feedback layout: the page beside the
+    #    submission's timestamp.txt and submission_secret.txt), released with nbgrader's command
     instructor("release feedback", **env)
-    placed = course / "feedback" / STUDENT / ASSIGNMENT_16
+    placed = out / "feedback" / STUDENT / ASSIGNMENT_16
     assert sorted(p.name for p in placed.iterdir()) == [
         f"{NOTEBOOK_16}.html",
         "submission_secret.txt",
         "timestamp.txt",
     ]
-    steps("feedback placed in nbgrader's layout, nbgrader release_feedback")
+    # the secret is the one the student's nbgrader submit kept (collect copied it): fetch_feedback's name
+    assert (placed / "submission_secret.txt").read_bytes() == (
+        collected / "submission_secret.txt"
+    ).read_bytes()
+    # our grade rewrote OUT/submitted/.../timestamp.txt in UTC, nbgrader's format: the exchange's time again
+    assert (placed / "timestamp.txt").read_text(encoding="utf-8").strip() == submitted_at
+    page_html = (placed / f"{NOTEBOOK_16}.html").read_bytes()
+    steps("python -m autograder feedback, nbgrader release_feedback")
+
+    # the final grades: export's grades.csv counts the confirmed Q1 (and leaves the page as released)
+    subprocess.run(
+        [sys.executable, "-m", "autograder", "export", "--out", str(out), "--quiet"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    with open(out / "grades.csv", encoding="utf-8") as fh:
+        (final,) = list(csv.DictReader(fh))
+    assert float(final["q1"]) == q1_score, final
+    assert float(final["total"]) == pytest.approx(float(row["total"]) - q1["suggestion"] + q1_score), (
+        row,
+        final,
+    )
+    assert (placed / f"{NOTEBOOK_16}.html").read_bytes() == page_html
 
     # the student fetches it from the Assignments tab and sees it
     page.locator("#refresh_assignments_list").click()
@@ -308,16 +424,31 @@ def test_student_fetches_validates_submits_on_the_hub_and_the_instructor_grades(
     submitted_row.get_by_role("button", name="Fetch Feedback").click()
     view = tab.locator("#submitted_assignments_list").get_by_text("(view feedback)")
     view.wait_for(timeout=60_000)
+    # fetch_feedback names the folder by the submission in the student's cache (the exchange's time)
     (fetched,) = (home / ASSIGNMENT_16 / "feedback").glob(f"*/{NOTEBOOK_16}.html")
     assert fetched.parent.name == submitted_at
-    assert fetched.read_bytes() == page_html.read_bytes()
+    assert fetched.read_bytes() == page_html
+    assert html.escape(Q1_COMMENT) in fetched.read_text(encoding="utf-8")
     page.screenshot(path=str(artifacts / "6-assignments-feedback.png"))
     view.click()  # the file browser goes to the feedback folder
     item = page.locator(".jp-DirListing-item", has_text=f"{NOTEBOOK_16}.html")
     item.wait_for(timeout=30_000)
     item.dblclick()  # JupyterLab's HTML viewer (a sandboxed frame)
     shown = page.frame_locator(".jp-HTMLViewer iframe").locator("body")
-    shown.get_by_text(f"{row['total']} / {row['max_total']}").first.wait_for(timeout=30_000)
-    assert STUDENT in shown.inner_text()
+    shown.get_by_text(f"{final['total']} / {final['max_total']}").first.wait_for(timeout=30_000)
+    text = shown.inner_text()
+    assert STUDENT in text
+    q1_shown = text[text.index("q1 — ") : text.index("q2 — ")]
+    assert q1_shown.startswith(f"q1 — {q1_score:g} / 2"), q1_shown
+    assert f"教师确认 / confirmed: {q1_score:g}" in q1_shown, q1_shown
+    assert Q1_COMMENT in q1_shown and "待教师确认" not in q1_shown, q1_shown
+    assert "待教师确认" in text[text.index("q2 — ") :]  # Q2 was not reviewed: still the suggestion
     page.screenshot(path=str(artifacts / "7-feedback-opened.png"))
+    shown.get_by_text(Q1_COMMENT).scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "8-feedback-q1-reviewed.png"))
     steps("Assignments tab: Fetch Feedback, view feedback")
+
+
+def result_item(out: Path, item: str) -> dict:
+    result = json.loads((out / "results" / STUDENT / f"{ASSIGNMENT_16}.json").read_text(encoding="utf-8"))
+    return next(it for it in result["items"] if it["id"] == item)
