@@ -1,6 +1,6 @@
 """Per-student hidden inputs (autograder/testing/seeding.py): two students' random cases differ under a course
-secret, nothing changes without one, lesson 16's catalogue keeps its exact scores under several secrets,
-the secret reaches no output, and results / shards graded with different secrets are told apart."""
+secret, nothing changes without one, lessons 16's and 03's catalogues keep their exact scores under several
+secrets, the secret reaches no output, and results / shards graded with different secrets are told apart."""
 
 from __future__ import annotations
 
@@ -23,9 +23,8 @@ from autograder.sandbox.isolation import resolve_isolation
 from autograder.testing import seeding
 
 ROOT = LAYOUT.root
-
-ROOT = LAYOUT.root
 LESSON16 = "16-asymmetric-pipeline"
+LESSON03 = "03-load-imbalance"
 GRADING = "grading (sandbox + hidden tests, thread-seconds)"
 SECRETS = [b"course-secret-number-one-0123456789", b"another-course-secret-abcdefghijkl", b"x" * 16]
 
@@ -53,9 +52,9 @@ class Recorder:
         raise _Stop
 
 
-def inputs(secret: bytes | None, student: str) -> dict[str, str]:
-    """What each hidden test of lesson 16 sends first, for ``student`` under ``secret``."""
-    assignment = load_assignment(lessons()[LESSON16].directory)
+def inputs(secret: bytes | None, student: str, lesson: str = LESSON16) -> dict[str, str]:
+    """What each hidden test of ``lesson`` sends first, for ``student`` under ``secret``, by "item:test"."""
+    assignment = load_assignment(lessons()[lesson].directory)
     sent = {}
     with seeding.for_student(secret, student):
         for test in assignment.tests:
@@ -64,7 +63,7 @@ def inputs(secret: bytes | None, student: str) -> dict[str, str]:
                 test.fn(rec)
             except _Stop:
                 pass
-            sent[test.name] = rec.sent[0] if rec.sent else ""
+            sent[f"{test.item}:{test.name}"] = rec.sent[0] if rec.sent else ""
     return sent
 
 
@@ -81,14 +80,39 @@ def test_two_students_get_different_hidden_inputs_and_each_always_the_same():
     differ = sorted(name for name in alice if alice[name] != bob[name])
     # every test that draws random cases: 2 + 6 simulator, 3 solver, 6 challenge tests
     assert len(differ) >= 12, differ
-    assert {"test_small_sizes_match_brute_force", "test_larger_sizes_match_water_filling"} <= set(differ)
+    assert {
+        "solver:test_small_sizes_match_brute_force",
+        "solver:test_larger_sizes_match_water_filling",
+    } <= set(differ)
     # fixed cases stay fixed: the lesson's own scenario is the same for everyone
-    assert alice["test_heavy_ends_and_seed_case"] == bob["test_heavy_ends_and_seed_case"]
+    assert alice["solver:test_heavy_ends_and_seed_case"] == bob["solver:test_heavy_ends_and_seed_case"]
     assert inputs(SECRETS[0], "alice") == alice  # a re-grade sends the same
     other = inputs(SECRETS[1], "alice")
     assert all(other[name] != alice[name] for name in differ)  # another secret, other inputs
     plain = inputs(None, "alice")
     assert all(alice[name] != plain[name] for name in differ)
+
+
+def test_two_students_get_different_lesson03_inputs():
+    """Lesson 03's random cases are seeded too; its fixed cases come first, so what a test sends first
+    (the whole batch for the tests that send one) differs wherever random cases are in it."""
+    alice, bob = inputs(SECRETS[0], "alice", LESSON03), inputs(SECRETS[0], "bob", LESSON03)
+    differ = sorted(name for name in alice if alice[name] != bob[name])
+    # the tests with random cases in their first call: 2 stage_times, 2 partition, 3 scheduling, 1 frontier
+    assert {
+        "stage_times:test_random_partitions",
+        "partition:test_small_against_enumeration",
+        "partition:test_heavy_layers_against_dp",
+        "scheduling:test_static_one_f_one_b",
+        "scheduling:test_dynamic_same_memory",
+        "scheduling:test_dynamic_extra_memory",
+        "frontier:test_random_configurations",
+    } <= set(differ), differ
+    assert inputs(SECRETS[0], "alice", LESSON03) == alice  # a re-grade sends the same
+    plain = inputs(None, "alice", LESSON03)
+    assert inputs(None, "bob", LESSON03) == plain  # without a secret: the fixed seeds, for everyone
+    assert all(alice[name] != plain[name] for name in differ)
+    assert alice["partition:test_validation"] == bob["partition:test_validation"]  # hand-written: the same
 
 
 @pytest.fixture(scope="module")
@@ -99,11 +123,12 @@ def isolation():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("lesson", [LESSON16, LESSON03])
 @pytest.mark.parametrize("n", range(len(SECRETS)))
-def test_catalogue_scores_stay_exact_under_several_secrets(n, isolation):
-    """Every catalogued mistake of lesson 16 loses exactly its ``# expect:`` points, and the reference earns
+def test_catalogue_scores_stay_exact_under_several_secrets(n, lesson, isolation):
+    """Every catalogued mistake of the lesson loses exactly its ``# expect:`` points, and the reference earns
     every point, whatever the random cases: fixed cases catch the mistakes, random ones come on top."""
-    directory = lessons()[LESSON16].directory
+    directory = lessons()[lesson].directory
     assignment = load_assignment(directory)
     codes = {p.stem: mistake_code(p) for p in sorted((directory / "mistakes").glob("*.py"))}
     codes["reference"] = reference_code(directory)

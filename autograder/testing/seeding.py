@@ -16,9 +16,8 @@ nobody can compute another student's inputs without the secret. Hidden tests opt
         rng = random.Random(seed(16_0101))   # instead of random.Random(16_0101)
 
 Their fixed (hand-written) cases stay as they are, and they must catch each catalogued mistake:
-``tests/test_seeding.py`` grades lesson 16's catalogue under several secrets and requires the exact
-``# expect:`` scores, so a mistake caught only by lucky random cases fails the suite. (Lesson 03's tests do
-not opt in yet: three of its catalogued mistakes score differently under other seeds.)
+``tests/test_seeding.py`` grades the catalogues of lessons 16 and 03 (both seeded) under several secrets
+and requires the exact ``# expect:`` scores, so a mistake caught only by lucky random cases fails the suite.
 
 The secret lives outside the repository (the instructor's file), never reaches a result, a feedback page or
 a log: results carry only :func:`grader_fingerprint`, the grader's fingerprint with a 12-hex-digit SHA-256

@@ -16,6 +16,9 @@ never minimises anything (an even split, [1]·(P−1) + [L−P+1]) earns nothing
 (issue 21).
 Oracles (this module): enumeration of every composition (small), the O(P·L²) linear-partition DP
 (medium), and for the large case a bisection on the bottleneck value with a greedy feasibility test.
+Per-student hidden cases (issue 27): random cases come from ``seed(<fixed seed>)`` (the student's own
+with a course secret); every test with random cases also holds hand-written fixed cases, which alone
+catch each catalogued mistake (tests/test_seeding.py grades the catalogue under several secrets).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import itertools
 import math
 import random
 
-from autograder.testing import Array, approx, item, memo, part
+from autograder.testing import Array, approx, item, memo, part, seed
 
 FN = "min_max_partition"
 HINT = "请检查：最优的最慢段耗时一定等于某一段连续层之和；二分这个值并用贪心判断可行性，或用动态规划"
@@ -130,8 +133,10 @@ def ordinary_case_gates_the_partition_part(sub):
 
 @item("partition", weight=3, parts=PARTS)
 def test_small_against_enumeration(sub):
-    rng = random.Random(30311)
-    cases = []
+    rng = random.Random(seed(30311))  # random cases: the student's own with a course secret
+    # fixed: optimum 6.0; neither an even split, the greedy against the average nor [1, 1, 1, 6] is
+    # optimal, and the greedy pass at the optimum fills only 3 of the 4 stages
+    cases = [([2.0, 1.0, 1.0, 1.0, 1.0, 6.0, 1.0, 1.0, 2.0], 4)]
     for _ in range(6):
         L = rng.randint(4, 10)
         p = rng.randint(2, min(5, L))
@@ -143,8 +148,9 @@ def test_small_against_enumeration(sub):
 
 @item("partition", weight=2, parts=PARTS)
 def test_heavy_layers_against_dp(sub):
-    rng = random.Random(30312)
-    cases = []
+    rng = random.Random(seed(30312))  # random cases: the student's own with a course secret
+    # fixed: two heavy layers in 24, optimum 9.0 (no even split, greedy against the average or [1, 1, 1, 21])
+    cases = [([1.0] * 10 + [5.0, 1.0, 1.0, 6.0] + [1.0] * 10, 4)]
     for L, p in ((40, 6), (60, 9)):
         costs = [1.0] * L
         for i in rng.sample(range(L), 4):
@@ -157,10 +163,11 @@ def test_heavy_layers_against_dp(sub):
 
 @item("partition", weight=1, parts=PARTS)
 def test_large_within_time(sub):
-    rng = random.Random(30313)
-    costs = [rng.uniform(0.1, 10.0) for _ in range(400)]
-    r = sub.call(FN, Array(costs, "float64"), 64)
-    check_answer(r, costs, 64, bisection(costs, 64), "400 层、64 个阶段（numpy 数组输入）")
+    rng = random.Random(seed(30313))  # random cases: the student's own with a course secret
+    fixed = [0.5 + (7 * i % 13) * 0.75 + (6.0 if i % 50 == 17 else 0.0) for i in range(400)]  # optimum 34.0
+    for costs in (fixed, [rng.uniform(0.1, 10.0) for _ in range(400)]):
+        r = sub.call(FN, Array(costs, "float64"), 64)
+        check_answer(r, costs, 64, bisection(costs, 64), "400 层、64 个阶段（numpy 数组输入）")
     ordinary_case_gates_the_partition_part(sub)
 
 

@@ -1,9 +1,12 @@
-# expect: stage_times=2 partition=2 scheduling=2 frontier=0.875
+# expect: stage_times=2 partition=2 scheduling=2 frontier=0.5
 # include: reference
 # frontier mistake: 1F1B's activation memory counts min(m, P − 1) microbatches in flight (the warm-up
 # forwards only) instead of min(m, P): stage 0 also holds the steady state's first forward before its
 # first backward. Issue 21: a hidden case puts the memory cap between the two (P = 8: 36 ≤ 38 < 40), so
 # it loses that test (weight 1 of 8): 0.875.
+# Issue 27 (per-student hidden cases): the random-configurations test (weight 3) catches it only when one
+# of its random 1F1B configurations puts the cap there (about one seed in ten); a fixed 1F1B configuration
+# in that test now does for every student, so it loses 3 + 1 of 8 weight units: 0.5.
 
 _reference_frontier = throughput_latency_frontier
 
