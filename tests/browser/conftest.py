@@ -479,13 +479,22 @@ def lab(early, tmp_path_factory):
 
 @pytest.fixture()
 def graded_class(early, tmp_path_factory) -> GradedClass:
-    """The graded small class with formgrader running on its OUT; formgrader is stopped after the test."""
+    """The graded small class with formgrader running on its OUT; formgrader is stopped after each test and
+    started again on the same OUT for the next one (the gradebook keeps what earlier tests saved)."""
     if early.grading is None:  # not foreseen at collection: do it now (``early`` still stops it)
         tmp = tmp_path_factory.mktemp("instructor")
         early.graded = GradedClass(out=tmp / "out", submissions=tmp / "submitted", student="")
         early.grading = Future()
         early.grading.set_result(prepare_graded_class(tmp, early.graded))
     graded = early.grading.result(timeout=300)
+    if graded.server.proc.poll() is not None:  # an earlier test stopped it: a fresh server on the same OUT
+        from autograder.review import formgrader
+
+        log = graded.server.log_path
+        graded.server = formgrader.start(
+            graded.out, app="lab", log_path=log.with_name(log.stem + "-again.log")
+        )
+        graded.server.wait_ready(timeout=90)
     try:
         yield graded
     finally:
