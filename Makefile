@@ -26,7 +26,7 @@ help:
 	@echo "make export [OUT=dir]    final CSV after review in formgrader"
 	@echo "make formgrader [OUT=dir]  review written answers in nbgrader's formgrader"
 	@echo "make gradescope [LESSON=id]  Gradescope autograder zips in dist/ (docs/SCALING.md)"
-	@echo "make bench    speed figures (engine vs nbgrader autograde, pipelab)"
+	@echo "make bench    speed figures (engine vs nbgrader autograde, pipelab); BEFORE=<tree>: also this tree vs an older checkout"
 
 LABEXT := jupyter-config/labextension/autograder-selfcheck
 $(STAMP): pyproject.toml jupyter-config/autograder.json $(LABEXT)/package.json $(LABEXT)/static/remoteEntry.selfcheck.js
@@ -97,6 +97,7 @@ gradescope: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+	$(if $(BEFORE),$(PY) -m bench.compare_trees $(BEFORE) $(or $(BENCH_CLASS),300))
 
 goldens: $(STAMP)
 	UPDATE_GOLDENS=1 $(PY) -m pytest -q tests/test_demo.py

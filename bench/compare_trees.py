@@ -4,8 +4,9 @@ A refactoring must not slow the grader: this builds one class of N (default 300)
 tree's demo class, then grades it with ``python -m autograder grade`` from each tree in turn (OLD, this
 tree, OLD, …: three runs each, interleaved so a change in the machine's load hits both), in bubblewrap,
 and prints every wall time, the medians and their ratio. OLD_TREE is a checkout of an earlier commit
-(``git worktree add /tmp/old <commit>``); it runs with this environment's interpreter. Not part of
-``make bench`` (it needs a second tree); quoted in closing notes of refactoring issues.
+(``git worktree add /tmp/old <commit>``); it runs with this environment's interpreter. ``make bench
+BEFORE=/tmp/old`` runs it after the other benches (``BENCH_CLASS=N`` for the class size); quoted in
+closing notes of refactoring issues.
 """
 
 from __future__ import annotations
