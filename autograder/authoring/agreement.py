@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from autograder.core.numbers import score
 from autograder.core.registry import lessons
 from autograder.grading.written import suggest
 
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.show:
         for r in disagreements(args.show):
-            print(f"{r.assignment[:2]}/{r.id}: label {r.label:g}, suggestion {r.suggestion:g}")
+            print(f"{r.assignment[:2]}/{r.id}: label {score(r.label)}, suggestion {score(r.suggestion)}")
         return 0
     for part in PARTS:
         print(format_report(part, report(part)))

@@ -26,6 +26,7 @@ from autograder.classroom.export import write_grades_csv
 from autograder.classroom.sharding import Shard, remove_manifest, write_manifest
 from autograder.core.files import atomic_write_text
 from autograder.core.layout import REPO
+from autograder.core.numbers import score
 from autograder.core.registry import lessons
 from autograder.core.results import MISNAMED_NOTE, SubmissionResult
 from autograder.core.rubric import RubricError
@@ -267,7 +268,7 @@ def _grade_class(
                 last_commit = time.monotonic()
                 for (job, _), res in zip(batch, recorded, strict=True):
                     results[(job.student_id, job.assignment_id)] = res
-                    progress.step(f"{job.student_id} {res.total:g}/{res.max_total:g}")
+                    progress.step(f"{job.student_id} {score(res.total)}/{score(res.max_total)}")
     finally:  # also on an exception or an interrupt: no new submission starts, the running ones stop now
         for fut in futures:
             fut.cancel()

@@ -41,6 +41,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
+from autograder.core.numbers import score
 from autograder.core.timestamps import STAMP_PATTERN, TimestampError, parse_timestamp, zone_name
 from autograder.gradebook.coursedir import db_url_for
 from autograder.gradebook.database import _tables, session
@@ -77,7 +78,7 @@ class Amount:
         return self.value / 100 * max_total if self.percent else self.value
 
     def __str__(self) -> str:
-        return f"{self.value:g}%" if self.percent else f"{self.value:g} 分 (points)"
+        return f"{score(self.value)}%" if self.percent else f"{score(self.value)} 分 (points)"
 
 
 @dataclass(frozen=True)
@@ -214,20 +215,20 @@ def apply_policy(
     penalty = days * per_day
     how = f"迟交 (late) {days} 天 (started days after the due date) × 每天 (per day) {policy.per_day or 0}"
     if policy.per_day and policy.per_day.percent:
-        how += f" × 满分 (max) {max_total:g}"
-    how += f" = {penalty:g} 分"
+        how += f" × 满分 (max) {score(max_total)}"
+    how += f" = {score(penalty)} 分"
     if policy.cap is not None and penalty > policy.cap.points(max_total):
         penalty = policy.cap.points(max_total)
-        how += f"，封顶 (cap) {policy.cap} → {penalty:g} 分"
+        how += f"，封顶 (cap) {policy.cap} → {score(penalty)} 分"
     if penalty > raw_total:
         penalty = max(raw_total, 0.0)
-        how += f"，不超过原始总分 (raw total) → {penalty:g} 分"
+        how += f"，不超过原始总分 (raw total) → {score(penalty)} 分"
     penalty = round(penalty, 4)
     return Late(
         submitted_at,
         days,
         penalty,
-        f"{how}；最终 (final) {raw_total:g} − {penalty:g} = {round(raw_total - penalty, 4):g}；{when}",
+        f"{how}；最终 (final) {score(raw_total)} − {score(penalty)} = {score(raw_total - penalty)}；{when}",
     )
 
 

@@ -244,7 +244,7 @@ def _handlers(out: Path, base_url: str):
                 )
                 label = self.get_body_argument("label", "")[:40]  # "Group 2" as the page numbers it
                 n = len(report.written)
-                notice = f"Confirmed {report.score:g} for {n} answer(s) ({label or 'the group'}"
+                notice = f"Confirmed {numbers.score(report.score)} for {n} answer(s) ({label or 'the group'}"
                 notice += f": {', '.join(report.written[:8])}{', ...' if n > 8 else ''})" if n else ")"
                 if report.kept:
                     notice += f"; {len(report.kept)} already confirmed, left as they were"

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from autograder.classroom.confirmed import load_results
 from autograder.classroom.ungraded import not_recorded
+from autograder.core.numbers import score as fmt
 from autograder.core.registry import lessons
 from autograder.core.rubric import Item
 from autograder.core.safe_text import terminal_text
@@ -217,7 +218,7 @@ def review_items(
 def group_comment(key: str, score: float, points: float, comment: str, suggestion_text: str) -> str:
     """The comment a member gets: who decided, the score, then the instructor's words (or, without any,
     the member's own static-review evidence)."""
-    head = f"{GROUP_MARK} {key}] {score:g}/{points:g}"
+    head = f"{GROUP_MARK} {key}] {fmt(score)}/{fmt(points)}"
     body = comment.strip() or (suggestion_text or "").strip()
     return head + ("\n" + body if body else "")
 
@@ -257,7 +258,7 @@ def confirm_group(
     group = find_group(out, assignment_id, item_id, key)
     score = float(score)
     if not math.isfinite(score) or not 0 <= score <= group.points:
-        raise ValueError(f"score must be between 0 and {group.points:g}, not {score!r}")
+        raise ValueError(f"score must be between 0 and {fmt(group.points)}, not {score!r}")
     members = {a.student_id for a in group.members}
     written, kept = [], []
     with database.session(coursedir.db_url_for(out)) as db:
@@ -360,7 +361,7 @@ def format_groups(reviews: list[ItemReview], detail: bool = False, width: int = 
                 text = terminal_text(" ".join(g.representative.text.split()), limit=width)
                 met = ",".join(g.met) or "-"
                 lines.append(
-                    f"  {kind:>9}  n={g.size:<3} suggested {g.suggestion:g}/{g.points:g}  "
+                    f"  {kind:>9}  n={g.size:<3} suggested {fmt(g.suggestion)}/{fmt(g.points)}  "
                     f"met {met}  [{g.key}]  {text}"
                 )
     return "\n".join(lines)

@@ -57,7 +57,7 @@ def _score_figure(rep: AssignmentReport) -> str:
         bins = np.linspace(0, top, 9 if st.id != "total" else 11)
         ax.hist(st.scores, bins=bins, color="#4c72b0" if st.id != "total" else "#dd8452", edgecolor="white")
         extra = ", extra credit" if st.extra_credit else ""
-        ax.set_title(f"{st.id} ({st.kind}, {st.points:g} pts{extra})", fontsize=9)
+        ax.set_title(f"{st.id} ({st.kind}, {numbers.score(st.points)} pts{extra})", fontsize=9)
         ax.set_xlim(0, top)
         ax.tick_params(labelsize=8)
         ax.set_xlabel("score", fontsize=8)
@@ -249,7 +249,7 @@ def _assignment_section(rep: AssignmentReport) -> list[str]:
     parts.append(
         f"<p>{n} graded submission(s), {passed} pass; {len(rep.ungraded)} could not be graded "
         f"(not counted below). Total: mean {_num(rep.total.summary['mean'])}, median "
-        f"{_num(rep.total.summary['median'])} of {rep.max_total:g}.</p>"
+        f"{_num(rep.total.summary['median'])} of {numbers.score(rep.max_total)}.</p>"
     )
     if any(it.kind == "written" for it in rep.items) and any(r.provisional for r in rep.graded):
         parts.append(
@@ -270,7 +270,7 @@ def _assignment_section(rep: AssignmentReport) -> list[str]:
         s = st.summary
         kind = st.kind + (" (extra credit)" if st.extra_credit else "")
         parts.append(
-            f"<tr><td>{esc(st.id)}</td><td>{esc(kind)}</td><td class='num'>{st.points:g}</td>"
+            f"<tr><td>{esc(st.id)}</td><td>{esc(kind)}</td><td class='num'>{numbers.score(st.points)}</td>"
             + "".join(f"<td class='num'>{_num(s[k])}</td>" for k in ("mean", "sd", "min", "median", "max"))
             + f"<td class='num'>{_num(st.discrimination)}</td></tr>"
         )
@@ -322,7 +322,7 @@ def _assignment_section(rep: AssignmentReport) -> list[str]:
         for t in rep.tests:
             edge = " (edge)" if t.edge else ""
             parts.append(
-                f"<tr><td>{esc(t.item)}</td><td>{esc(t.name)}{edge}</td><td class='num'>{t.weight:g}</td>"
+                f"<tr><td>{esc(t.item)}</td><td>{esc(t.name)}{edge}</td><td class='num'>{numbers.score(t.weight)}</td>"
                 f"<td class='num'>{t.n}</td><td class='num'>{_pct(t.pass_rate)}</td>"
                 f"<td class='num'>{_pct(t.mean_credit)}</td><td class='num'>{_num(t.discrimination)}</td></tr>"
             )
