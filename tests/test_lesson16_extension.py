@@ -890,7 +890,7 @@ def test_numbers_launch_flags(prose, out, v_table):
             (None, "pytorch/torchtitan 提交 b5bcd76"),
             (None, "PyTorch 2.13"),
             (None, "`--decoder-first-pipeline-num-layers A --decoder-last-pipeline-num-layers B`"),
-            (None, "`--parallelism.pipeline_parallel_first_stage_less_layers a`"),
+            (None, "`--parallelism.pipeline_parallel_first_stage_less_layers α`"),
             (None, "`parallelism.module_fqns_per_model_part`"),
         ],
     )
