@@ -939,3 +939,14 @@ def test_extension_intro_counts_the_sections(source):
     ids = [c["id"] for c in cells]
     assert ids.index("ext-vshape-text") > ids.index("ext-chunks-explain")
     assert ids.index("ext-launch-text") > ids.index("ext-vshape-when-explain")
+
+
+def test_files_and_tests_the_extension_cites_exist(prose):
+    """Extensions F and G point to the tests and goldens behind their claims: those must exist."""
+    cited = re.findall(r"`((?:tests|pipelab)/[\w/.-]+?)(?:::(\w+))?`", prose)
+    assert ("tests/pipelab/test_pipelab_vshape.py", "test_zbv_and_dualpipev_with_equal_times") in cited
+    assert any(path == "tests/golden/pipelab/launch_goldens.json" for path, _ in cited)
+    for path, name in cited:
+        assert (ROOT / path).is_file(), path
+        if name:
+            assert re.search(rf"^def {name}\(", (ROOT / path).read_text(encoding="utf-8"), re.M), (path, name)
