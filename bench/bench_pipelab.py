@@ -64,10 +64,40 @@ def bench_quality(n: int = 300, seed: int = 7) -> None:
         )
 
 
+def bench_v_split() -> None:
+    """Lesson 16's V split search (extension F): every split of each rank's layers over its two stages,
+    compared at once by ``batch_makespans`` against one ``simulate_placed`` per split."""
+    from pipelab.vshape import simulate_placed, zbv
+    from pipelab.vsplit import best_v_split, v_chunk_times, v_rank_layers, v_splits
+
+    rank_layers = v_rank_layers(32, 2.0, 16.0, 8.0, 4, min_layers_per_stage=0)
+    sched = zbv(4, 8)
+    (tl, n), t_batch = _timed(
+        lambda: best_v_split(sched, rank_layers, 2.0, 16.0, 8.0, min_layers_per_stage=0)
+    )
+
+    def one_by_one():
+        best = None
+        for split in v_splits(rank_layers, min_layers_per_stage=0):
+            f = v_chunk_times(split, 2.0, 16.0, 8.0)
+            span = simulate_placed(sched, f, f, f, activation_bytes=split, free_after="W").makespan
+            best = (span, split) if best is None or span < best[0] else best
+        return best
+
+    (span, split), t_loop = _timed(one_by_one)
+    count = sum(1 for _ in v_splits(rank_layers, min_layers_per_stage=0))
+    assert (span, split) == (tl.makespan, n)
+    print(
+        f"ZB-V split search, lesson 16 (P=4, m=8, {count} splits): batch_makespans {t_batch:.3f} s, "
+        f"one simulate_placed per split {t_loop:.3f} s; best {n} T={tl.makespan:g}"
+    )
+
+
 def main() -> None:
     bench_simulation()
     bench_partition()
     bench_quality()
+    bench_v_split()
 
 
 if __name__ == "__main__":

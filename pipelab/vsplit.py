@@ -4,15 +4,19 @@ equal-layer model of lesson 16 (:func:`placement_table`).
 With ``P`` ranks and ``2P`` stages, rank ``r`` holds stages ``r`` and ``2P−1−r``: rank 0 carries the
 head (stage 0) and the tail (stage 2P−1).  For equal-cost layers only the layers per *rank* decide the
 slowest rank (:func:`v_rank_layers`); how a rank's layers are shared between its two stages changes
-the flow through the V, so :func:`best_v_split` simulates every split (:func:`v_splits`).
+the flow through the V, so :func:`best_v_split` simulates every split (:func:`v_splits`): all splits at
+once, as numpy max-plus sweeps over the schedule's fixed dependency order (:func:`batch_makespans`), then
+the fastest again with :func:`pipelab.vshape.simulate_placed` for its full timeline and memory.
 """
 
 from __future__ import annotations
 
-from . import _validate as V
-from .vshape import PlacedSchedule, dualpipev, simulate_placed, zbv
+import numpy as np
 
-__all__ = ["v_rank_layers", "v_splits", "v_chunk_times", "best_v_split", "placement_table"]
+from . import _validate as V
+from .vshape import Overlap, PlacedSchedule, dualpipev, simulate_placed, zbv
+
+__all__ = ["v_rank_layers", "v_splits", "v_chunk_times", "batch_makespans", "best_v_split", "placement_table"]
 
 
 def v_rank_layers(total_layers, layer_cost, head_cost, tail_cost, num_ranks, *, min_layers_per_stage=1):
@@ -67,6 +71,88 @@ def v_chunk_times(stage_layers, layer_cost, head_cost, tail_cost) -> list[float]
     return out
 
 
+def _plan(schedule: PlacedSchedule) -> list[tuple[int, object]]:
+    """``(rank, item)`` of every op in an order where each op follows its inputs and the op before it on
+    its rank: the order :func:`pipelab.vshape.simulate_placed` runs them in (it does not depend on the
+    costs).  ``RuntimeError`` if the schedule waits on itself."""
+    S = schedule.num_stages
+    done: set[tuple[int, str, int]] = set()
+
+    def ready(a) -> bool:
+        s, kind, k = a
+        if kind == "F":
+            return s == 0 or (s - 1, "F", k) in done
+        if kind == "W":
+            return (s, "B", k) in done
+        return (s, "F", k) in done and (s == S - 1 or (s + 1, "B", k) in done)
+
+    plan, ptr = [], [0] * schedule.num_ranks
+    progress = True
+    while progress:
+        progress = False
+        for r, order in enumerate(schedule.orders):
+            while ptr[r] < len(order):
+                item = order[ptr[r]]
+                parts = (item.forward, item.backward) if isinstance(item, Overlap) else (item,)
+                if not all(ready(a) for a in parts):
+                    break
+                for s, kind, k in parts:
+                    done.add((s, "B" if kind == "I" else kind, k))
+                plan.append((r, item))
+                ptr[r] += 1
+                progress = True
+    if any(p < len(o) for p, o in zip(ptr, schedule.orders, strict=True)):
+        raise RuntimeError(f"deadlock: schedule {schedule.name} waits on itself")
+    return plan
+
+
+def batch_makespans(schedule: PlacedSchedule, forward, backward, weight, *, hop_latency=0.0, overlap=0.0):
+    """Makespans of ``schedule`` for many cost vectors at once: ``forward``, ``backward``, ``weight`` are
+    ``(N, S)`` arrays (one row per case, one column per stage); returns the ``N`` makespans that
+    :func:`pipelab.vshape.simulate_placed` gives row by row (the same float operations in the same
+    order, so equal, not just close; ``tests/pipelab/test_pipelab_vshape.py``).  Memory is not tracked."""
+    S, P = schedule.num_stages, schedule.num_ranks
+    f = np.atleast_2d(np.asarray(forward, dtype=float))
+    b = np.atleast_2d(np.asarray(backward, dtype=float))
+    w = np.atleast_2d(np.asarray(weight, dtype=float))
+    if not (f.shape == b.shape == w.shape) or f.shape[1] != S:
+        raise ValueError(f"forward, backward and weight must all have shape (N, {S})")
+    if min(f.min(), b.min(), w.min()) < 0:
+        raise ValueError("costs must be non-negative")
+    lat = V.nonneg(hop_latency, "hop_latency")
+    ov = V.nonneg(overlap, "overlap")
+    where = schedule.stage_to_rank
+    dur = {"F": f, "I": b, "W": w, "B": b + w}
+    zero = np.zeros(f.shape[0])
+    end: dict[tuple[int, str, int], np.ndarray] = {}
+    clock = [zero] * P
+
+    def ready(a):
+        s, kind, k = a
+        if kind == "F":
+            return zero if s == 0 else end[(s - 1, "F", k)] + (lat if where[s - 1] != where[s] else 0.0)
+        if kind == "W":
+            return end[(s, "B", k)]
+        t = end[(s, "F", k)]
+        if s == S - 1:
+            return t
+        return np.maximum(t, end[(s + 1, "B", k)] + (lat if where[s + 1] != where[s] else 0.0))
+
+    for r, item in _plan(schedule):
+        if isinstance(item, Overlap):
+            fa, ba = item.forward, item.backward
+            st = np.maximum(np.maximum(clock[r], ready(fa)), ready(ba))
+            df, db = f[:, fa[0]], dur["B"][:, ba[0]]
+            en = st + (df + db - ov * np.minimum(df, db))
+            end[(fa[0], "F", fa[2])] = end[(ba[0], "B", ba[2])] = en
+        else:
+            s, kind, k = item
+            en = np.maximum(clock[r], ready(item)) + dur[kind][:, s]
+            end[(s, "B" if kind == "I" else kind, k)] = en
+        clock[r] = en
+    return np.max(np.stack(clock), axis=0)
+
+
 def best_v_split(
     schedule: PlacedSchedule,
     rank_layers,
@@ -83,24 +169,32 @@ def best_v_split(
     ``(timeline, stage_layers)`` of the shortest makespan (the first in :func:`v_splits` order on
     ties).  Stage times come from :func:`v_chunk_times`; ``I`` costs ``backward_ratio·f`` and ``W``
     ``weight_ratio·f`` (a full ``B`` both); activations are counted in layers (``activation_bytes`` =
-    the stage's layer count) and held until ``W``; ``simulate_kw`` goes to :func:`simulate_placed`."""
+    the stage's layer count) and held until ``W``; ``simulate_kw`` goes to :func:`simulate_placed`.
+    The splits are compared with :func:`batch_makespans`; the winner is simulated in full."""
     simulate_kw.setdefault("free_after", "W")
-    best = None
-    for n in v_splits(rank_layers, min_layers_per_stage=min_layers_per_stage):
-        f = v_chunk_times(n, layer_cost, head_cost, tail_cost)
-        tl = simulate_placed(
-            schedule,
-            f,
-            [backward_ratio * x for x in f],
-            [weight_ratio * x for x in f],
-            activation_bytes=n,
-            **simulate_kw,
-        )
-        if best is None or tl.makespan < best[0].makespan:
-            best = (tl, n)
-    if best is None:
+    splits = list(v_splits(rank_layers, min_layers_per_stage=min_layers_per_stage))
+    if not splits:
         raise ValueError("no split of rank_layers gives every stage min_layers_per_stage layers")
-    return best
+    fs = [v_chunk_times(n, layer_cost, head_cost, tail_cost) for n in splits]
+    spans = batch_makespans(
+        schedule,
+        fs,
+        [[backward_ratio * x for x in f] for f in fs],
+        [[weight_ratio * x for x in f] for f in fs],
+        hop_latency=simulate_kw.get("hop_latency", 0.0),
+        overlap=simulate_kw.get("overlap", 0.0),
+    )
+    i = int(np.argmin(spans))  # the first minimum
+    f, n = fs[i], splits[i]
+    tl = simulate_placed(
+        schedule,
+        f,
+        [backward_ratio * x for x in f],
+        [weight_ratio * x for x in f],
+        activation_bytes=n,
+        **simulate_kw,
+    )
+    return tl, n
 
 
 def placement_table(

@@ -30,7 +30,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "solutions" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb"
 FIRST = "ext-intro"
 HEADING = "延伸实验（不计分）"
-FIGURES = ["ext-fig-1f1b", "ext-fig-buffer", "ext-fig-memory", "ext-fig-nonuniform", "ext-fig-schedules"]
+FIGURES = [
+    "ext-fig-1f1b",
+    "ext-fig-buffer",
+    "ext-fig-memory",
+    "ext-fig-nonuniform",
+    "ext-fig-schedules",
+    "ext-fig-vshape",
+]
 GiB = 2**30
 
 # the lesson's numbers
@@ -628,3 +635,318 @@ def test_numbers_interleaved_with_an_indivisible_vit(prose, out):
         "假设每块都是 11 ms",
     ):
         assert token in prose, token
+
+
+# ----------------------------------------------------------------------------------------- F. V placement
+# the model of section 4 (and of extension E): 32 layers of 2 ms, head 16 ms, tail 8 ms
+LAYERS, LAYER, HEAD, TAIL = 32, 2.0, 16.0, 8.0
+
+
+def _fmt(xs) -> str:
+    return "[" + ", ".join(f"{x:g}" for x in xs) + "]"
+
+
+def _rank_forward(row) -> list[float]:
+    f = row["stage_times"]
+    return f if row["placement"] == "loop" else [f[r] + f[2 * P - 1 - r] for r in range(P)]
+
+
+def _row_line(row) -> str:
+    names = {"1f1b": "1F1B", "zb-h1": "ZB-H1", "zbv": "ZB-V", "dualpipev": "DualPipeV"}
+    place = {"loop": "循环放置", "v": "V 形放置"}[row["placement"]]
+    split = {"even": "平均切分", "balanced": "均衡切分"}[row["split"]]
+    return (
+        f"{names[row['schedule']]}（{place}，{split}）：各阶段层数 {row['stage_layers']}，"
+        f"每卡前向 {_fmt(_rank_forward(row))}，T = {row['makespan']:g}，气泡率 = {row['bubble_ratio']:.4f}，"
+        f"每卡激活峰值 {_fmt(row['peak_memory'])}"
+    )
+
+
+@pytest.fixture(scope="module")
+def v_table():
+    from pipelab.vsplit import placement_table
+
+    return {(r["schedule"], r["split"]): r for r in placement_table(LAYERS, LAYER, HEAD, TAIL, P, M)}
+
+
+def test_numbers_vshape(prose, out, v_table):
+    """Extension F: on the lesson's dumbbell the V places head and tail on rank 0; re-balanced, ZB-V beats
+    1F1B but not ZB-H1, because rank 0's own work (3m × (head + tail + one layer per stage)) exceeds what
+    ZB-H1 needs on a balanced loop split (3m × mean + (P−1)·T_F idle)."""
+    from pipelab.vshape import dualpipev, rank_to_stages, zbv
+    from pipelab.vsplit import best_v_split, v_rank_layers
+
+    t = v_table
+    assert rank_to_stages(P, 2 * P) == [[0, 7], [1, 6], [2, 5], [3, 4]]
+    assert zbv(P, M).stage_to_rank[0] == zbv(P, M).stage_to_rank[2 * P - 1] == 0
+    # the loop rows are the lesson's own (section 4, extensions A and E)
+    assert (
+        t[("1f1b", "balanced")]["stage_layers"] == water_fill(LAYERS, LAYER, HEAD, TAIL, P) == [3, 11, 11, 7]
+    )
+    assert (t[("1f1b", "even")]["makespan"], t[("1f1b", "balanced")]["makespan"]) == (840.0, 726.0)
+    mean = (LAYERS * LAYER + HEAD + TAIL) / P
+    zb = t[("zb-h1", "balanced")]
+    assert zb["makespan"] == 3 * M * mean + (P - 1) * mean == 594.0  # extension E's closed form
+    # the V on an even split: 4 layers a stage; rank 0 carries both ends
+    even = t[("zbv", "even")]
+    assert even["stage_layers"] == [4] * 8
+    assert _rank_forward(even) == [HEAD + TAIL + 2 * 4 * LAYER, 16.0, 16.0, 16.0] == [40.0, 16.0, 16.0, 16.0]
+    assert even["makespan"] == t[("dualpipev", "even")]["makespan"] == 960.0 > t[("1f1b", "even")]["makespan"]
+    # re-balanced: with at least one layer on each of its two stages rank 0 does head + tail + 2 layers
+    floor = 3 * M * (HEAD + TAIL + 2 * LAYER)
+    assert floor == 672.0 and floor > zb["makespan"]  # no V split with >= 1 layer a stage can beat ZB-H1
+    v = t[("zbv", "balanced")]
+    assert v["stage_layers"] == [1, 5, 2, 1, 9, 8, 5, 1] and v["makespan"] == floor
+    assert v["timeline"].idle_per_stage[0] == 0.0 and v["timeline"].busy_per_stage[0] == floor
+    assert t[("1f1b", "balanced")]["makespan"] > v["makespan"] > zb["makespan"]
+    d = t[("dualpipev", "balanced")]
+    assert (d["stage_layers"], d["makespan"]) == ([1, 5, 5, 5, 5, 5, 5, 1], 684.0)
+    for row in t.values():  # the bubble is the idle share: I = W = F and B = 2F, so busy = 3m·Σf
+        busy = 3 * M * sum(row["stage_times"])
+        assert row["bubble_ratio"] == pytest.approx(1 - busy / (P * row["makespan"]))
+    # memory: ZB-V even holds what 1F1B holds on rank 0 (min(m, P) microbatches of 8 layers) on every rank
+    one_even = t[("1f1b", "even")]["peak_memory"]
+    assert one_even == [min(M, P - p) * 8.0 for p in range(P)] == [32.0, 24.0, 16.0, 8.0]
+    assert even["peak_memory"] == [one_even[0]] * P
+    assert t[("dualpipev", "even")]["peak_memory"] == [36.0] * P
+    assert max(v["peak_memory"]) == 40.0 < max(zb["peak_memory"]) == 44.0 < max(d["peak_memory"]) == 45.0
+    # DualPipeV with its F&B pairs overlapped, even fully, stays slower than ZB-H1 here
+    rank_layers = v_rank_layers(LAYERS, LAYER, HEAD, TAIL, P)
+    pairs = len(d["timeline"].meta["overlapped"])
+    shares = {s: best_v_split(dualpipev(P, M), rank_layers, LAYER, HEAD, TAIL, overlap=s) for s in (0.5, 1.0)}
+    assert pairs == 25 and [shares[s][0].makespan for s in (0.5, 1.0)] == [649.0, 614.0]
+    assert min(tl.makespan for tl, _ in shares.values()) > zb["makespan"]
+
+    printed = out("ext-vshape-numbers")
+    for row in t.values():
+        assert _row_line(row) in printed, _row_line(row)
+    _check(
+        prose,
+        printed,
+        [
+            (
+                f"模型：L = {LAYERS} 层 × {LAYER:g} ms，head {HEAD:g} ms，tail {TAIL:g} ms，P = {P}，m = {M}",
+                None,
+            ),
+            (
+                "rank r 持有的阶段 [[0, 7], [1, 6], [2, 5], [3, 4]]",
+                "rank $r$ 持有 stage $r$ 和 stage $2P-1-r$",
+            ),
+            (
+                f"每卡平均前向 (L·c + head + tail)/P = {mean:g} ms；head + tail = {HEAD + TAIL:g} ms",
+                f"head + tail（{HEAD + TAIL:g} ms）已经超过每卡平均前向（{mean:g} ms）",
+            ),
+            (
+                f"ZB-H1（均衡切分）：T = {zb['makespan']:g} = rank 0 的计算 {3 * M * mean:g}（3m × {mean:g}）+ rank 0 的空闲 {(P - 1) * mean:g}",
+                f"计算 {3 * M * mean:g} ms，再加上延伸 E 闭式解给出的 {(P - 1) * mean:g} ms 空闲，正好 {zb['makespan']:g} ms",
+            ),
+            (
+                f"ZB-V（均衡切分）：T = {floor:g} = rank 0 的计算 {floor:g}（3m × 28）+ rank 0 的空闲 0",
+                f"$3m\\times28={floor:g}$ ms",
+            ),
+            (
+                f"DualPipeV（{pairs} 对 F&B 各省下较短者的 50%）：各阶段层数 {shares[0.5][1]}，T = 649",
+                "它也只到 649 ms 和 614 ms，仍比 ZB-H1 的 594 ms 慢",
+            ),
+            (f"DualPipeV（{pairs} 对 F&B 各省下较短者的 100%）：各阶段层数 {shares[1.0][1]}，T = 614", None),
+            (None, "ZB-V 和 DualPipeV 都是 $T=960$ ms（气泡率 0.4500），比 1F1B 平均切分的 840 ms 还慢"),
+            (
+                None,
+                "ZB-V 最快的切分是 $[1,5,2,1,9,8,5,1]$，$T=672$ ms，比 1F1B 注水切分的 726 ms 快，比 ZB-H1 的 594 ms 慢",
+            ),
+            (None, "均衡切分 $[1,5,5,5,5,5,5,1]$ 要 684 ms"),
+            (None, "每张卡的激活峰值都是 32 份，正好等于 1F1B 在 rank 0 上的峰值（32 份）"),
+            (None, "最大峰值 40 份，低于 ZB-H1 的 44 份，DualPipeV 的 45 份最高"),
+            (None, "`ScheduleZBVZeroBubble`"),
+            (None, "`ScheduleDualPipeV`"),
+            (None, "DeepSeek-V3 训练时把最浅的层（含嵌入层）和最深的层（含输出头）放在同一个流水线 rank 上"),
+        ],
+    )
+
+
+def test_numbers_vshape_when_the_v_wins(prose, out, v_table):
+    """Extension F, second cell: the V wins once rank 0 is light enough — the lesson's ends on stages
+    without layers (by 4 ms: rank 0's extra 48 ms of work is less than ZB-H1's 66 ms idle), or head and
+    tail halved (head + tail 12 ms < mean 19 ms: by 40 ms)."""
+    from pipelab.vsplit import placement_table
+
+    cases = {
+        "本课的哑铃，首尾阶段可以不放层": (HEAD, TAIL, 0),
+        "头尾减半": (HEAD / 2, TAIL / 2, 1),
+    }
+    printed = out("ext-vshape-when")
+    got = {}
+    for label, (head, tail, lo) in cases.items():
+        rows = placement_table(LAYERS, LAYER, head, tail, P, M, min_layers_per_stage=lo)
+        t = {(r["schedule"], r["split"]): r for r in rows}
+        mean = (LAYERS * LAYER + head + tail) / P
+        assert (
+            f"{label}（head {head:g} ms，tail {tail:g} ms，每个阶段至少 {lo} 层）：head + tail = {head + tail:g} ms，每卡平均前向 {mean:g} ms"
+            in printed
+        )
+        for name in ("1f1b", "zb-h1", "zbv", "dualpipev"):
+            assert _row_line(t[(name, "balanced")]) in printed
+        zb, v = t[("zb-h1", "balanced")], t[("zbv", "balanced")]
+        r0 = _rank_forward(v)[0]
+        assert v["makespan"] >= 3 * M * r0  # rank 0's own work bounds the V from below
+        assert v["makespan"] < zb["makespan"]
+        for row in (zb, v):
+            tl = row["timeline"]
+            assert tl.makespan == tl.busy_per_stage[0] + tl.idle_per_stage[0]
+            line = (
+                f"T = {tl.makespan:g} = rank 0 的计算 {tl.busy_per_stage[0]:g}（3m × {_rank_forward(row)[0]:g}）"
+                f"+ rank 0 的空闲 {tl.idle_per_stage[0]:g}"
+            )
+            assert line in printed, line
+        assert f"ZB-V 比 ZB-H1 快 {zb['makespan'] - v['makespan']:g} ms" in printed
+        got[label] = (t, mean, r0)
+    t, mean, r0 = got["本课的哑铃，首尾阶段可以不放层"]
+    v = t[("zbv", "balanced")]
+    assert v["stage_layers"] == [0, 7, 7, 0, 10, 4, 4, 0] and r0 == HEAD + TAIL > mean
+    assert (v["makespan"], t[("zb-h1", "balanced")]["makespan"]) == (590.0, 594.0)
+    assert 3 * M * (r0 - mean) == 48.0 < (P - 1) * mean == 66.0  # the criterion of the text
+    assert v_table[("zbv", "balanced")]["makespan"] > v["makespan"]  # lighter rank 0 than the first cell
+    t, mean, r0 = got["头尾减半"]
+    assert HEAD / 2 + TAIL / 2 == 12.0 < mean == 19.0
+    assert (t[("zbv", "balanced")]["makespan"], t[("zb-h1", "balanced")]["makespan"]) == (492.0, 532.0)
+    assert t[("dualpipev", "balanced")]["makespan"] == 512.0
+    for token in (
+        "ZB-V 的切分变成 $[0,7,7,0,10,4,4,0]$",
+        "结果 ZB-V 是 590 ms，比 ZB-H1 快 4 ms",
+        "ZB-V 在 rank 1 上的激活峰值是 53 份，ZB-H1 最多 44 份",
+        "ZB-V 492 ms，比 ZB-H1 的 532 ms 快 40 ms；DualPipeV 512 ms",
+        "`placement_table(..., min_layers_per_stage=0)`",
+    ):
+        assert token in prose, token
+
+
+# ----------------------------------------------------------------------------------------- G. launch flags
+def _megatron_expand(layout: str) -> list[str]:
+    """Megatron-LM's ``parse_str_to_list`` (d98e8a6), symbols as text: commas dropped, ``(…)*n`` then
+    ``x*n`` expanded, stages split at ``|``."""
+    layout = layout.replace(",", "")
+    for pattern in (r"\(([^)]+)\)\*(\d+)", r"(.)\*(\d+)"):
+        layout = re.sub(pattern, lambda x: x.group(1) * int(x.group(2)), layout)
+    return layout.split("|")
+
+
+def _titan(num_stages, num_layers, a, b) -> list[int]:
+    """torchtitan's weighted split (``_generate_llm_fqn_per_model_part``, b5bcd76), written out again."""
+    per, extra = divmod(num_layers + a + b, num_stages)
+    sizes = [per + (i < extra) for i in range(num_stages)]
+    sizes[0] -= a
+    sizes[-1] -= b
+    return sizes
+
+
+def test_numbers_launch_flags(prose, out, v_table):
+    from pipelab.launch import launch_flags
+
+    part = water_fill(LAYERS, LAYER, HEAD, TAIL, P)
+    d = launch_flags(part)
+    printed = out("ext-launch-flags")
+    assert d["text"] in printed
+    # each framework's reading of what pipelab wrote gives the lesson's partition back
+    layout = re.search(r'--pipeline-model-parallel-layout "([^"]+)"', printed).group(1)
+    stages = _megatron_expand(layout)
+    assert [s.count("t") for s in stages] == part and stages[0][0] == "E" and stages[-1][-1] == "L"
+    first = int(re.search(r"--decoder-first-pipeline-num-layers (\d+)", printed).group(1))
+    last = int(re.search(r"--decoder-last-pipeline-num-layers (\d+)", printed).group(1))
+    middle = (LAYERS - first - last) / (P - 2)
+    assert [first, middle, middle, last] == part
+    a = int(re.search(r"first_stage_less_layers (\d+)", printed).group(1))
+    b = int(re.search(r"last_stage_less_layers (\d+)", printed).group(1))
+    assert _titan(P, LAYERS, a, b) == part == _titan(P, LAYERS, int(HEAD / LAYER), int(TAIL / LAYER))
+    assert _titan(P, LAYERS, 1, 1) == [8, 9, 8, 7] != part
+    cuts = [int(x) for x in re.findall(r'"layers\.(\d+)": SplitPoint\.BEGINNING', printed.split("\n\n")[0])]
+    assert cuts == list(itertools.accumulate(part))[:-1] == [3, 14, 25]
+    v = v_table[("zbv", "balanced")]["stage_layers"]
+    dv = launch_flags(v, placement="v")
+    assert dv["text"] in printed and dv["torchtitan"]["less_layers"] is None
+    assert not any(
+        _titan(8, LAYERS, a, b) == v
+        for a in range(LAYERS + 1)
+        for b in range(LAYERS + 1)
+        if a <= (LAYERS + a + b) // 8 and b <= (LAYERS + a + b) // 8
+    )
+    _check(
+        prose,
+        printed,
+        [
+            (
+                f"less_layers = ({a}, {b}) → {part}",
+                f"权重 ({a}, {b}) 经 torchtitan 的公式正好给出 $[3,11,11,7]$",
+            ),
+            (
+                f"(head/c, tail/c) = ({HEAD:g}/{LAYER:g}, {TAIL:g}/{LAYER:g}) = ({int(HEAD / LAYER)}, {int(TAIL / LAYER)}) → {part}",
+                f"折算成 ({int(HEAD / LAYER)}, {int(TAIL / LAYER)}) 也给出同一个划分",
+            ),
+            ("默认值 (1, 1) → [8, 9, 8, 7]", "默认的 (1, 1) 给出的是 $[8,9,8,7]$"),
+            ("torchtitan 的 less_layers 能写出这个 V 形切分吗：None", "（输出 `None`）"),
+            (None, f"首阶段 {first} 层、尾阶段 {last} 层"),
+            (None, f"`{layout}`"),
+            (None, "三刀落在 `layers.3`、`layers.14`、`layers.25` 之前"),
+            (None, "NVIDIA/Megatron-LM 提交 d98e8a6"),
+            (None, "pytorch/torchtitan 提交 b5bcd76"),
+            (None, "PyTorch 2.13"),
+            (None, "`--decoder-first-pipeline-num-layers A --decoder-last-pipeline-num-layers B`"),
+            (None, "`--parallelism.pipeline_parallel_first_stage_less_layers α`"),
+            (None, "`parallelism.module_fqns_per_model_part`"),
+        ],
+    )
+
+
+# ----------------------------------------------------------------------------------------- F and G: numbers
+_EXPLAINED_BY = {
+    "ext-vshape-explain": "ext-vshape-numbers",
+    "ext-vshape-when-explain": "ext-vshape-when",
+    "ext-launch-explain": "ext-launch-flags",
+}
+
+
+@pytest.mark.parametrize("explain", sorted(_EXPLAINED_BY))
+def test_every_number_of_the_reading_is_printed_by_its_cell(executed, out, explain):
+    """Extensions F and G: every number (as a whole token) and every list in the reading cell is in the
+    output of the cell it explains (lists compared with the cell's ``[a, b]`` spacing)."""
+    cells = {c.id: c for c in executed[0].cells}
+    text = _src(cells[explain])
+    printed = out(_EXPLAINED_BY[explain])
+    assert printed
+    lists = re.findall(r"\[(\d+(?:,\s*\d+)+)\]", text)
+    assert lists, f"{explain} states no list"
+    for body in lists:
+        want = "[" + ", ".join(x.strip() for x in body.split(",")) + "]"
+        assert want in printed, f"{explain}: {want} not printed"
+    token = r"(?<![\d.])\d+(?:\.\d+)?%?"  # whole numbers: 51 is not in 0.1051
+    printed_numbers = set(re.findall(token, printed))
+    for number in re.findall(token, text):
+        assert number in printed_numbers, f"{explain}: {number} not printed by {_EXPLAINED_BY[explain]}"
+
+
+def test_extension_intro_counts_the_sections(source):
+    cells = _extension(source["cells"])
+    headings = [
+        m
+        for c in cells
+        if c["cell_type"] == "markdown"
+        for m in re.findall(r"^### 延伸 ([A-Z])\.", _src(c), re.M)
+    ]
+    assert headings == list("ABCDEFG")
+    intro = _src(cells[0])
+    numerals = "一二三四五六七八九十"
+    assert f"下面{numerals[len(headings) - 1]}个小节" in intro
+    assert all(f"（{x}）" in intro for x in headings)
+    ids = [c["id"] for c in cells]
+    assert ids.index("ext-vshape-text") > ids.index("ext-chunks-explain")
+    assert ids.index("ext-launch-text") > ids.index("ext-vshape-when-explain")
+
+
+def test_files_and_tests_the_extension_cites_exist(prose):
+    """Extensions F and G point to the tests and goldens behind their claims: those must exist."""
+    cited = re.findall(r"`((?:tests|pipelab)/[\w/.-]+?)(?:::(\w+))?`", prose)
+    assert ("tests/pipelab/test_pipelab_vshape.py", "test_zbv_and_dualpipev_with_equal_times") in cited
+    assert any(path == "tests/golden/pipelab/launch_goldens.json" for path, _ in cited)
+    for path, name in cited:
+        assert (ROOT / path).is_file(), path
+        if name:
+            assert re.search(rf"^def {name}\(", (ROOT / path).read_text(encoding="utf-8"), re.M), (path, name)

@@ -213,3 +213,56 @@ def test_interleaved_partition_megatron_rank_map():
     with pytest.raises(ValueError):
         launch_flags(n, ranks=3)
     assert launch_flags([3, 11, 11, 7], ranks=4)["text"] == launch_flags([3, 11, 11, 7])["text"]
+
+
+def _megatron_args(args: str) -> dict:
+    """The Megatron-LM command-line fragment as {flag: value} (the layout value without its quotes)."""
+    out = {}
+    for flag, value in re.findall(r'(--[a-z-]+)\s+("[^"]*"|\S+)', args):
+        assert flag not in out, f"{flag} given twice"
+        out[flag] = value.strip('"')
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_megatron_args_obey_megatron_argument_checks(seed):
+    """The rules Megatron-LM (d98e8a6) enforces on these flags, transcribed:
+    ``TransformerConfig.__post_init__`` raises if ``pipeline_model_parallel_layout`` is set together with
+    ``num_layers_in_first/last_pipeline_stage`` or ``account_for_embedding/loss_in_pipeline_split``;
+    ``validate_args`` (``megatron/training/arguments.py``) asserts the layout's stage count
+    (``get_num_stages_from_str`` = ``len(parse_str_to_list(...))``) is divisible by
+    ``--pipeline-model-parallel-size`` and sets VPP to the quotient.  Every ``args`` fragment
+    ``launch_flags`` writes obeys them and describes the partition it was given."""
+    rng = random.Random(seed)
+    P = rng.choice([2, 3, 4, 8])
+    vpp = rng.choice([1, 1, 2])
+    n = [rng.randint(1, 9) for _ in range(P * vpp)]
+    if seed % 3 == 0:  # a partition the uneven flags can express
+        n = [rng.randint(1, 9)] + [rng.randint(1, 9)] * (P - 2) + [rng.randint(1, 9)] if vpp == 1 else n
+    d = launch_flags(n, ranks=P)
+    args = _megatron_args(d["megatron"]["args"])
+    assert int(args["--pipeline-model-parallel-size"]) == P
+    assert int(args["--num-layers"]) == sum(n)
+    uneven = {"--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"}
+    account = {"--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"}
+    assert not account & set(args)
+    if "--pipeline-model-parallel-layout" in args:
+        assert not uneven & set(args), "Megatron raises: layout cannot be set with other layout arguments"
+        stages = megatron_parse(args["--pipeline-model-parallel-layout"])
+        assert len(stages) % P == 0 and len(stages) // P == vpp  # Megatron's VPP
+        assert [st.count("t") for st in stages] == n
+    else:
+        assert uneven <= set(args) and vpp == 1
+        first, last = (int(args[k]) for k in sorted(uneven))
+        assert megatron_uneven(sum(n), P, first, last) == n
+
+
+def test_megatron_checks_transcribed_can_fail():
+    """The checks above reject what Megatron rejects: a layout whose stage count does not divide by PP,
+    and a layout given together with the uneven flags."""
+    stages = megatron_parse("Et*3|t*11|t*11|t*7L")
+    assert len(stages) % 3 != 0  # Megatron: "must be divisible by pipeline_model_parallel_size"
+    both = _megatron_args('--pipeline-model-parallel-layout "Et|tL" --decoder-first-pipeline-num-layers 1')
+    assert "--pipeline-model-parallel-layout" in both and "--decoder-first-pipeline-num-layers" in both
+    with pytest.raises(AssertionError, match="twice"):
+        _megatron_args("--num-layers 3 --num-layers 4")

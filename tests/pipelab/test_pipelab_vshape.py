@@ -293,3 +293,46 @@ def test_gantt_frames_overlapped_pairs():
     pairs = sum(a.endswith("OVERLAP_F_B") for row in sched.labels() for a in row)
     assert len(frames) == len(tl.meta["overlapped"]) == pairs > 0
     assert "重叠的 F 与 B" in legend
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_batch_makespans_equal_simulate_placed(seed):
+    """``batch_makespans`` (numpy sweeps over the fixed dependency order) gives exactly the makespans of
+    ``simulate_placed`` case by case, for V schedules (with hop latency and overlapped pairs) and loop ones."""
+    import numpy as np
+
+    from pipelab.vsplit import batch_makespans
+
+    rng = random.Random(seed)
+    P = rng.choice([2, 3, 4])
+    m = rng.choice([2 * P, 2 * P + 1, 3 * P])
+    lat, ov = rng.choice([0.0, 0.5]), rng.choice([0.0, 0.3, 1.0])
+    for sched in (zbv(P, m), dualpipev(P, m), PlacedSchedule.from_schedule(zb_h1(P, m))):
+        S = sched.num_stages
+        cases = [[_random_costs(rng, S) for _ in range(3)] for _ in range(6)]
+        got = batch_makespans(
+            sched, *(np.array([c[i] for c in cases]) for i in range(3)), hop_latency=lat, overlap=ov
+        )
+        want = [simulate_placed(sched, *c, hop_latency=lat, overlap=ov).makespan for c in cases]
+        assert got.tolist() == want, sched.name
+
+
+def test_best_v_split_is_the_first_fastest_split():
+    """``best_v_split`` returns what simulating every split one by one and keeping the first fastest gives."""
+    from pipelab.vsplit import best_v_split
+
+    rank_layers = v_rank_layers(16, 1.0, 5.0, 3.0, 3, min_layers_per_stage=0)
+    for build in (zbv, dualpipev):
+        sched = build(3, 6)
+        best = None
+        for n in v_splits(rank_layers, min_layers_per_stage=0):
+            f = v_chunk_times(n, 1.0, 5.0, 3.0)
+            tl = simulate_placed(sched, f, f, f, activation_bytes=n, free_after="W")
+            if best is None or tl.makespan < best[0].makespan:
+                best = (tl, n)
+        tl, n = best_v_split(sched, rank_layers, 1.0, 5.0, 3.0, min_layers_per_stage=0)
+        assert n == best[1] and tl.makespan == best[0].makespan and tl.peak_memory == best[0].peak_memory
+    with pytest.raises(ValueError, match="shape"):
+        from pipelab.vsplit import batch_makespans
+
+        batch_makespans(zbv(2, 4), [[1.0] * 3], [[1.0] * 3], [[1.0] * 3])
