@@ -280,3 +280,51 @@ def test_sincere_answers_are_not_salad(lesson):
             src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
             s = suggest(src, ITEMS[lesson][meta["grade_id"]])
             assert s.confidence == "high", (meta["grade_id"], s.flags)
+
+
+def _answer(student: str, text: str, item: dict):
+    from autograder.review.answer_groups import answer_of
+
+    s = suggest(text, item)
+    return answer_of(student, text, s.points, s.score, s.evidence, flags=s.flags)
+
+
+def test_low_confidence_groups_come_first_and_crosses_are_quoted_inert_on_the_review_page():
+    """The answer groups sort low-confidence suggestions first and mark them; a ✗ shows its note and the
+    student's sentence that caused it, escaped (a quote is data, never markup)."""
+    from autograder.core.registry import lessons
+    from autograder.review.answer_groups import group_answers
+    from autograder.review.group_page import render_item
+    from autograder.review.groups import ItemReview
+
+    item = ITEMS[L16]["q1"]
+    good = CASES["q1-no-backpressure-in-the-example"][2]
+    hostile = CASES["q1-fast-stage-causes-backpressure"][2].replace(
+        "on the others", 'on the others `<script>alert("x")</script>`'
+    )
+    answers = [_answer(f"g{i}", good, item) for i in range(3)]
+    answers += [_answer("h1", hostile, item), _answer("s1", SALADS[(L16, "q1")], item)]
+    groups = group_answers("q1", answers)
+    assert groups[0].low_confidence and groups[0].representative.student_id == "s1"  # the salad
+    assert not any(g.low_confidence for g in groups[1:])
+    assert "<script>" in next(e["quote"] for e in groups[-1].representative.evidence if not e["met"])
+    rubric_item = next(it for it in lessons()[L16].rubric.written_items if it.id == "q1")
+    html = render_item(ItemReview(L16, rubric_item, groups), "/", "")
+    outliers = html[html.index('id="outliers"') :]  # groups of two or more come in their own section
+    assert outliers.index("low confidence") < outliers.index("因果方向反了")  # the salad before h1
+    assert "<script>alert" not in html and "&lt;script&gt;" in html
+    assert "因果方向反了" in html and "the fast stage causes backpressure on the others" in html
+
+
+def test_feedback_quotes_the_sentence_behind_a_cross_inert():
+    from autograder.core.results import SubmissionResult
+    from autograder.reporting import feedback
+
+    text = CASES["q1-async-retraction"][2].replace("并不存在。", '并不存在<img src=x onerror="alert(1)">。')
+    s = suggest(text, ITEMS[L16]["q1"])
+    cross = next(e for e in s.evidence if e["criterion"] == "backpressure")
+    assert not cross["met"] and "并不存在" in cross["quote"]
+    page = feedback.render(SubmissionResult("s1", L16, "nb.ipynb", items=[s.to_item_result()]))
+    quoted = page[page.index("backpressure") :]
+    assert "并不存在" in quoted and "<blockquote>" in quoted
+    assert "<img" not in page and 'onerror="alert' not in page

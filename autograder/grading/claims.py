@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import re
 
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_RE = re.compile(f"[{_CJK}]")
+_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+QUOTE_MAX = 200
+
 CLAUSE_END = ",;:。!?，；：\n"
 _NEG_BEFORE_RE = re.compile(
     r"(?:并不|并非|不是|不会|不能|不需要|不需|不必|无需|无须|不用|不存在|没有|没|从不|从来不|从未|绝不|毫无|永远不|而非"
@@ -93,11 +98,74 @@ RETRACTION_RE = re.compile(
 )
 
 
-def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
-    """The sentence (up to 。!?;. or a line break) around ``text[start:end]``."""
-    a = max(text.rfind(c, 0, start) for c in "。!?;\n") + 1
-    stops = [i for i in (text.find(c, end) for c in "。!?;\n") if i >= 0]
-    return a, (min(stops) + 1 if stops else len(text))
+# -- explanatory structure: a sentence, not a keyword list ---------------------------------------------
+
+_LIST_SEP_RE = re.compile(r"[,、|]")
+_CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
+_ZH_FUNCTION_RE = re.compile(
+    "[的了是在会就把被让给还也都着要能不没有这那它其一可很再又对于按以从与和及但或将使]"
+)
+_EN_FUNCTION = frozenset(
+    "the a an is are was were be been to of in on at it its this that these for from with as by and or "
+    "not no has have had their there they we you can will would must may which into than".split()
+)
+
+
+def size(text: str) -> float:
+    """12 = 12 CJK characters or 8 English words."""
+    return len(_CJK_RE.findall(text)) + 1.5 * len(_WORD_RE.findall(text))
+
+
+def is_list_like(text: str) -> bool:
+    """A keyword list or dump rather than a sentence: short comma-separated segments, spaces between
+    CJK words, CJK without function characters, or English content words without function words."""
+    if not re.search(r"[=≈≤≥←]", text):
+        if len(_CJK_GAP_RE.findall(text)) >= 3:
+            return True
+        n_cjk = len(_CJK_RE.findall(text))
+        if n_cjk >= 8 and not _ZH_FUNCTION_RE.search(text) and len(_WORD_RE.findall(text)) <= 2:
+            return True
+        words = [
+            w.lower()
+            for w in re.findall(r"\b[A-Za-z]{3,}\b|\b(?:a|an|as|at|be|by|in|is|it|of|on|or|to)\b", text)
+        ]
+        n_function = sum(w in _EN_FUNCTION for w in words)
+        if n_cjk < 4 and len(words) - n_function >= 6 and n_function < 2 and not re.search(r"[:,;()=]", text):
+            return True
+        tokens = text.split()
+        if (
+            len(tokens) >= 5
+            and not n_function
+            and not re.search(f"[{_CJK}]{{5}}|[的了是就把被会也都还要能没而所因则时]", text)
+        ):
+            return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
+    segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
+    return len(segments) >= 3 and sum(size(s) < 7 for s in segments) >= 0.75 * len(segments)
+
+
+_CLAUSE_CUT_RE = re.compile(r"[,;:、。!?]\s*|\.\s+")
+
+
+def trim_quote(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> str:
+    """At most QUOTE_MAX characters of ``text[start:end]`` around the hits, cut at clause ends."""
+    if end - start <= QUOTE_MAX:
+        return text[start:end].strip()
+    lo, hi = min(s for s, _ in spans), max(e for _, e in spans)
+    cuts = sorted({start, end, *(m.end() for m in _CLAUSE_CUT_RE.finditer(text, start, end))})
+    a = max(c for c in cuts if c <= lo)
+    b = min(c for c in cuts if c >= hi)
+    while True:  # widen clause by clause while it fits
+        wider = [c for c in cuts if c > b and c - a <= QUOTE_MAX][:1] or [
+            c for c in cuts if c < a and b - c <= QUOTE_MAX
+        ][-1:]
+        if not wider:
+            break
+        a, b = min(a, wider[0]), max(b, wider[0])
+    if b - a > QUOTE_MAX:
+        a = a if lo - a < QUOTE_MAX // 4 else lo
+        space = text.rfind(" ", a + QUOTE_MAX // 2, a + QUOTE_MAX)
+        return text[a : space if space > 0 else a + QUOTE_MAX].strip()
+    return text[a:b].strip()
 
 
 # -- salad ----------------------------------------------------------------------------------------------

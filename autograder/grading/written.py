@@ -24,17 +24,37 @@ How an answer is read
    ``partial_ratio`` >= 85 against the item's ``question``) are ignored.
 3. **Concepts** are regexes (``re.IGNORECASE | re.ASCII``: match CJK with literal characters). A hit
    is **negated** when a negation cue (不是/不会/没有/从不/无需/not/never/no/…) stands just before it in
-   its clause, or a dismissal (无关/可以忽略/nothing to do with/is not an issue/…) just after it.
-   Negated hits do not count.
+   its clause, or a dismissal (无关/可以忽略/并不存在/nothing to do with/is not an issue/…) just after it.
+   Negated hits do not count. The negation is scoped to the claim: "与 m 无关" / "independent of m"
+   (independence of a variable) states a relation and is no dismissal; a negation about one named
+   example ("在 [30,10,10,20] 里没有背压", "no backpressure in [30,10,10,20]") is neither a claim nor a
+   denial; a negated hit followed by a contrast with another subject ("静态调度没有决策开销，而动态调度…")
+   states the relation and counts.
 4. A **criterion** is met when every concept has an un-negated hit inside one passage that
    *explains*: it has a causal/conditional connective (因为 所以 导致 当…时 because when if …) or a
    formula (unless the criterion says ``needs_reason: false``, e.g. a design), it is long enough (12
-   CJK characters or 8 English words) and it is not a keyword list.
-   A criterion whose first concept (its claim) is negated in a sentence that also names another of
-   its concepts is **contradicted** (a denial, or a statement taken back) and not met. ``need: k`` with ``options:`` makes an any-k-of-n criterion: each
-   option met earns ``points / k``, up to the criterion's points.
+   CJK characters or 8 English words) and it is not a keyword list. It is **withdrawn** (✗, the
+   sentence that caused it is quoted in the evidence and the comment) when
+   (a) its first concept (its claim) is negated in a sentence that also names another of its concepts
+   (a denial or a self-contradiction);
+   (b) a later sentence about the same subject takes it back: "scratch that"/"收回" anywhere after the
+   passage; "doesn't matter"/"其实不…"/"其实只是…"/"不算…" after the passage's first hit;
+   (c) one of the criterion's ``misreadings`` (rubric data: ``{pattern, why}``) matches, un-negated and
+   not rejected in its own sentence ("…也不对", "is misleading"): a reversed causal direction, a
+   misattributed mechanism, a rejected measure, an affirmative counter-design; ``why`` is the note.
+   A concept marked ``full_only: true`` is needed for full points only: without it the criterion earns
+   half ("缓冲" without "latest value only"). ``need: k`` with ``options:`` makes an any-k-of-n
+   criterion: each option met earns ``points / k``, up to the criterion's points.
 5. **Score** = the sum over criteria, capped at the item's points. Deductions are reported for the
    criteria not fully met; they coincide with the missing points and are not subtracted again.
+6. **Salad and confidence**: when at least ``SALAD_COVERAGE`` of an answer's tokens (>= 12) are the
+   item's concept hits or glue words (因为 所以 的 because the …; :mod:`autograder.grading.claims`), the
+   answer is a keyword salad: suggestion capped at half the item's points, flagged ``LOW_CONFIDENCE``.
+   ``confidence`` is "low" whenever there is a flag (hidden content, invisible characters, duplicated
+   cells, not scored, salad); the review page and the answer groups show those first.
+
+The cues (negation, dismissal, retraction, contrast, salad glue) live in
+:mod:`autograder.grading.claims`; everything about a course is rubric data.
 
 Longer than 500 lines because the scorer and its rule language are kept in one module, documented
 here, so that what a criterion's patterns mean is read in one place.
@@ -71,7 +91,7 @@ LOW_CONFIDENCE = "低置信度 / low confidence"
 MIN_PASSAGE_SIZE = 12.0  # 12 CJK characters or 8 English words
 MIN_WINDOW_SENTENCE_SIZE = 6.0
 ECHO_SIMILARITY = 85.0
-QUOTE_MAX = 200
+QUOTE_MAX = claims.QUOTE_MAX
 
 
 @dataclass
@@ -249,46 +269,6 @@ _CONNECTIVE_RE = re.compile(
     re.I | re.A,
 )
 _FORMULA_RE = re.compile(r"[=≈≤≥∝←<>]|\b(?:min|max)\s*\(|[\w)]\s*·\s*[\w(]|\^", re.I | re.A)
-_LIST_SEP_RE = re.compile(r"[,、|]")
-_CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
-_ZH_FUNCTION_RE = re.compile(
-    "[的了是在会就把被让给还也都着要能不没有这那它其一可很再又对于按以从与和及但或将使]"
-)
-_EN_FUNCTION = frozenset(
-    "the a an is are was were be been to of in on at it its this that these for from with as by and or "
-    "not no has have had their there they we you can will would must may which into than".split()
-)
-
-
-def _size(text: str) -> float:
-    return len(_CJK_RE.findall(text)) + 1.5 * len(_WORD_RE.findall(text))
-
-
-def _is_list_like(text: str) -> bool:
-    """A keyword list or dump rather than a sentence: short comma-separated segments, spaces between
-    CJK words, CJK without function characters, or English content words without function words."""
-    if not re.search(r"[=≈≤≥←]", text):
-        if len(_CJK_GAP_RE.findall(text)) >= 3:
-            return True
-        n_cjk = len(_CJK_RE.findall(text))
-        if n_cjk >= 8 and not _ZH_FUNCTION_RE.search(text) and len(_WORD_RE.findall(text)) <= 2:
-            return True
-        words = [
-            w.lower()
-            for w in re.findall(r"\b[A-Za-z]{3,}\b|\b(?:a|an|as|at|be|by|in|is|it|of|on|or|to)\b", text)
-        ]
-        n_function = sum(w in _EN_FUNCTION for w in words)
-        if n_cjk < 4 and len(words) - n_function >= 6 and n_function < 2 and not re.search(r"[:,;()=]", text):
-            return True
-        tokens = text.split()
-        if (
-            len(tokens) >= 5
-            and not n_function
-            and not re.search(f"[{_CJK}]{{5}}|[的了是就把被会也都还要能没而所因则时]", text)
-        ):
-            return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
-    segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
-    return len(segments) >= 3 and sum(_size(s) < 7 for s in segments) >= 0.75 * len(segments)
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -332,7 +312,7 @@ def _sentences(text: str, question: str | None, deadline: float | None = None) -
         chunk = text[s:e]
         echo = bool(q) and len(chunk) >= 6 and fuzz.partial_ratio(chunk.lower(), q) >= ECHO_SIMILARITY
         explains = bool(_CONNECTIVE_RE.search(chunk) or _FORMULA_RE.search(chunk))
-        out.append(_Sentence(s, e, _size(chunk), explains, _is_list_like(chunk), echo))
+        out.append(_Sentence(s, e, claims.size(chunk), explains, claims.is_list_like(chunk), echo))
     return out
 
 
@@ -386,7 +366,9 @@ class _Match:
 
 
 def _sentence_quote(text: str, sent: _Sentence) -> str:
-    return _trim_quote(text, sent.start, sent.end, [(sent.start, min(sent.end, sent.start + QUOTE_MAX))])
+    return claims.trim_quote(
+        text, sent.start, sent.end, [(sent.start, min(sent.end, sent.start + QUOTE_MAX))]
+    )
 
 
 def _misread(text: str, sents: list[_Sentence], unit: dict) -> _Match | None:
@@ -423,7 +405,7 @@ def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None
     taken_back = _retracted(text, sents, found, start, min(e for _, e in spans))
     if taken_back is not None:
         return _Match(False, _sentence_quote(text, sents[taken_back]), seen=True, contradicted=True)
-    return _Match(True, quote=_trim_quote(text, start, end, spans), seen=True, half=half)
+    return _Match(True, quote=claims.trim_quote(text, start, end, spans), seen=True, half=half)
 
 
 def _passage(text: str, sents: list[_Sentence], found: list, needs_reason: bool, deadline: float | None):
@@ -467,31 +449,6 @@ def _retracted(text: str, sents: list[_Sentence], found: list, start: int, after
         if sent.end > after and claims.RETRACTION_RE.search(text, max(sent.start, after), sent.end):
             return k
     return None
-
-
-def _trim_quote(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> str:
-    """At most QUOTE_MAX characters of ``text[start:end]`` around the hits, cut at clause ends."""
-    if end - start <= QUOTE_MAX:
-        return text[start:end].strip()
-    lo, hi = min(s for s, _ in spans), max(e for _, e in spans)
-    cuts = sorted({start, end, *(m.end() for m in _CLAUSE_CUT_RE.finditer(text, start, end))})
-    a = max(c for c in cuts if c <= lo)
-    b = min(c for c in cuts if c >= hi)
-    while True:  # widen clause by clause while it fits
-        wider = [c for c in cuts if c > b and c - a <= QUOTE_MAX][:1] or [
-            c for c in cuts if c < a and b - c <= QUOTE_MAX
-        ][-1:]
-        if not wider:
-            break
-        a, b = min(a, wider[0]), max(b, wider[0])
-    if b - a > QUOTE_MAX:
-        a = a if lo - a < QUOTE_MAX // 4 else lo
-        space = text.rfind(" ", a + QUOTE_MAX // 2, a + QUOTE_MAX)
-        return text[a : space if space > 0 else a + QUOTE_MAX].strip()
-    return text[a:b].strip()
-
-
-_CLAUSE_CUT_RE = re.compile(r"[,;:、。!?]\s*|\.\s+")
 
 
 def _note(m: _Match, text: str, live: bool, off_topic: bool) -> str:
