@@ -328,3 +328,23 @@ def test_feedback_quotes_the_sentence_behind_a_cross_inert():
     quoted = page[page.index("backpressure") :]
     assert "并不存在" in quoted and "<blockquote>" in quoted
     assert "<img" not in page and 'onerror="alert' not in page
+
+
+def test_no_retraction_reversal_negation_or_salad_of_the_tuning_part_above_half():
+    m = agreement.report("tune")["overall"]
+    assert m["bad_n"] >= 10 and m["bad_max"] <= 0.5, m
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [({"pattern": "(", "why": "x"}, "bad misreading"), ({"pattern": "a"}, "needs a why")],
+)
+def test_a_malformed_misreading_is_a_clear_rubric_error(entry, message):
+    import copy
+
+    from autograder.grading.written import validate_item
+
+    item = copy.deepcopy(ITEMS[L16]["q1"])
+    item["criteria"][0]["misreadings"] = [entry]
+    with pytest.raises(ValueError, match=message):
+        validate_item(item)
