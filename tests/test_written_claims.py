@@ -260,11 +260,27 @@ SALADS = {  # rubric terms and causal connectives, no explanation (each item)
 }
 
 
-@pytest.mark.parametrize("key", sorted(SALADS))
-def test_a_keyword_salad_is_flagged_and_capped_at_half(key):
+ENGLISH_SALADS = [
+    (
+        (L16, "q1"),
+        "Because backpressure causes starvation, the upstream blocking send leads to the downstream recv buffer, "
+        "so when upstream starves the downstream backpressure blocks the send because the P2P send is late.",
+    ),
+    (
+        (L16, "q3"),
+        "Because decoupled latest buffer, the multi-rate stale gradients decay when the own rate buffer is "
+        "stale, so decoupled clocks damp the stale latest gradients with a lambda decay.",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "key, text", [(k, SALADS[k]) for k in sorted(SALADS)] + ENGLISH_SALADS, ids=lambda x: str(x)[:30]
+)
+def test_a_keyword_salad_is_flagged_and_capped_at_half(key, text):
     lesson, item_id = key
     item = ITEMS[lesson][item_id]
-    s = suggest(SALADS[key], item)
+    s = suggest(text, item)
     assert s.score <= float(item["points"]) / 2, s.comment
     assert s.confidence == "low" and any(f.startswith(LOW_CONFIDENCE) for f in s.flags), s.flags
     assert "capped at half" in s.comment
