@@ -1,7 +1,7 @@
 """Written-answer suggestions against a careful instructor's labels (issue 11, point 2).
 
 Prints, for the tuning and the held-out parts of the labelled corpus (autograder/lessons/*/written_corpus/),
-per item and overall: exact agreement, within ±0.5, MAE, over-credit, under-credit and the highest
+per item and overall (and beside each part's first recorded figures): exact agreement, within ±0.5, MAE, over-credit, under-credit and the highest
 suggestion given to a negated answer; then the scorer's speed per answer. Targets (held-out part):
 >= 90 % within ±0.5 overall, no item under 80 %, over-credit <= 3 %, negated answers <= 0.5.
 """
@@ -15,7 +15,7 @@ from autograder.grading.written import suggest
 
 
 def main() -> None:
-    for part in agreement.PARTS:
+    for part in agreement.parts():
         table = agreement.report(part)
         print(agreement.format_report(part, table))
         if part == "heldout":
@@ -34,7 +34,7 @@ def main() -> None:
     cases = [
         (agreement.written_items(a)[x["item"]], x["answer"])
         for a in agreement.corpus_lessons()
-        for part in agreement.PARTS
+        for part in agreement.parts()
         for x in agreement.corpus(a, part)
     ]
     t0 = time.perf_counter()

@@ -84,7 +84,7 @@ def _negated_corpus() -> list[tuple[str, dict]]:
     """The labelled denials of the right answer that the scorer gives at most 0.5."""
     return [
         (a["answer"], ITEMS[a["item"]])
-        for part in agreement.PARTS
+        for part in agreement.parts()
         for a in agreement.corpus(ASSIGNMENT, part)
         if a.get("negated") and suggest(a["answer"], ITEMS[a["item"]]).score <= 0.5
     ]

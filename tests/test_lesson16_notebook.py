@@ -501,11 +501,6 @@ def test_one_meaning_per_symbol():
     assert "$w_p=\\min(m,P-p)$" in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autograder/grading/written.py (issue 20's module) treats 'no backpressure in [30,10,10,20]' as denying the "
-    "backpressure claim everywhere, so this correct answer is suggested 1 of 2; the instructor confirms 2",
-)
 def test_an_expert_q1_answer_that_denies_backpressure_in_the_main_example_earns_full_marks():
     import yaml
 

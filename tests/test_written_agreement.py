@@ -29,7 +29,7 @@ def heldout() -> dict[str, dict[str, float]]:
 @pytest.mark.parametrize("assignment", agreement.corpus_lessons())
 def test_corpus_shape_and_labels_follow_the_rubric(assignment):
     items = agreement.written_items(assignment)
-    parts = {part: agreement.corpus(assignment, part) for part in agreement.PARTS}
+    parts = {part: agreement.corpus(assignment, part) for part in agreement.parts()}
     ids = [a["id"] for answers in parts.values() for a in answers]
     assert len(ids) == len(set(ids)), "answer ids are unique across all parts"
     for item_id, item in items.items():
@@ -53,6 +53,7 @@ def test_corpus_shape_and_labels_follow_the_rubric(assignment):
                 assert isinstance(a["answer"], str) and a["reason"].strip(), a["id"]
                 if a.get("negated"):
                     assert sum(a["labels"].values()) <= 0.5, f"{a['id']} is marked negated"
+                assert a.get("kind") in (None, *agreement.KINDS), f"{a['id']}: kind {a.get('kind')!r}"
 
 
 def test_every_item_has_the_hard_cases():
@@ -61,7 +62,7 @@ def test_every_item_has_the_hard_cases():
         for item_id in agreement.written_items(assignment):
             answers = [
                 a
-                for part in agreement.PARTS
+                for part in agreement.parts()
                 for a in agreement.corpus(assignment, part)
                 if a["item"] == item_id
             ]
@@ -82,6 +83,57 @@ def test_heldout_agreement_meets_the_targets(heldout):
         assert m["negated_max"] <= agreement.TARGET_NEGATED_MAX, f"{key}\n{table}"
 
 
+@pytest.mark.parametrize("part", ["heldout", "fresh2"])
+def test_held_out_figures_never_drop_below_the_recorded_floor(part):
+    """CI guard (issue 23): within ±0.5 and exact may not fall, over-credit may not rise, against the
+    aggregate figures recorded before issue 23's changes (autograder/authoring/corpus_figures.yaml)."""
+    floor = agreement.floor_figures()[part]
+    now = agreement.report(part)["overall"]
+    table = agreement.format_report(part, agreement.report(part))
+    assert now["n"] == floor["n"], table
+    assert now["within"] >= floor["within"] - 1e-9, table
+    assert now["exact"] >= floor["exact"] - 1e-9, table
+    assert now["over"] <= floor["over"] + 1e-9, table
+
+
+def test_parts_are_discovered_and_ordered(tmp_path, monkeypatch):
+    """Any written_corpus/<part>.yaml whose part: names it is a part (a new fresh3 needs no code);
+    known parts first in their order, new ones by name; a file whose part: disagrees is not one."""
+    corpus = tmp_path / "written_corpus"
+    corpus.mkdir()
+    for name in ("zeta", "fresh3", "heldout", "tune"):
+        (corpus / f"{name}.yaml").write_text(f"lesson: x\npart: {name}\nanswers: []\n", encoding="utf-8")
+    (corpus / "notes.yaml").write_text("lesson: x\npart: other\nanswers: []\n", encoding="utf-8")
+
+    class Found:
+        pass
+
+    found = Found()
+    found.corpus = corpus
+    monkeypatch.setattr(agreement, "lessons", lambda: {"x": found})
+    agreement.parts.cache_clear()
+    try:
+        assert agreement.parts() == ("tune", "heldout", "fresh3", "zeta")
+    finally:
+        monkeypatch.undo()
+        agreement.parts.cache_clear()
+    assert agreement.parts()[:4] == ("tune", "heldout", "fresh", "fresh2")
+
+
+def test_bad_kinds_report_their_highest_share_and_first_figures_are_printed():
+    rows = [
+        agreement.Scored("16-asymmetric-pipeline", "x", "q1", 0.0, 1.5, False, "salad", 2.0),
+        agreement.Scored("16-asymmetric-pipeline", "y", "q1", 0.0, 0.5, False, "retraction", 2.0),
+        agreement.Scored("16-asymmetric-pipeline", "z", "q1", 2.0, 2.0, False, "correct", 2.0),
+    ]
+    m = agreement.metrics(rows)
+    assert (m["bad_n"], m["bad_max"]) == (2, 0.75)
+    out = agreement.format_report("fresh2", {"overall": m})
+    assert "first (measured once unseen): 93.0% within ±0.5, 81.0% exact, 5.0% over" in out
+    assert "first figures: not recorded yet" in agreement.format_report("fresh9", {"overall": m})
+    assert agreement.first_figures().keys() >= {"tune", "heldout", "fresh", "fresh2"}
+
+
 def test_metrics_can_fail():
     """The metric itself: a scorer that always gives full marks fails every target."""
     rows = [
@@ -94,7 +146,7 @@ def test_metrics_can_fail():
 
 
 def test_the_heldout_parts_are_never_listed_answer_by_answer():
-    for part in ("heldout", "fresh2"):
+    for part in ("heldout", "fresh2", "fresh3"):
         with pytest.raises(ValueError, match="held-out"):
             agreement.disagreements(part)
 

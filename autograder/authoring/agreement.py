@@ -8,7 +8,15 @@ targets (a target would invite tuning against them). For each part, per item and
 
 * exact: suggestion == label; within: |suggestion - label| <= 0.5; MAE: mean |suggestion - label|;
 * over-credit: suggestion > label + 0.5; under-credit: suggestion < label - 0.5;
-* negated max: the highest suggestion given to an answer that denies the right answer.
+* negated max: the highest suggestion given to an answer that denies the right answer;
+* bad max: the highest suggestion given to an answer whose ``kind`` is one of :data:`BAD_KINDS`
+  (a retraction, a reversed claim, a negation, a keyword salad); the target is half the item's points.
+
+Parts are discovered: every ``written_corpus/*.yaml`` whose ``part:`` names its file is one, ordered
+:data:`KNOWN_PARTS` first, then any new part by name (a new author's ``fresh3.yaml`` needs no code).
+An answer may carry an optional ``kind`` (one of :data:`KINDS`). ``corpus_figures.yaml`` beside this
+module holds each part's FIRST recorded figures (printed beside the current ones) and the floor that
+the held-out parts may not drop below (tests/test_written_agreement.py).
 
 ``python -m autograder.authoring.agreement`` prints the table (``make bench`` too); ``--show tune`` lists the
 tuning answers the scorer disagrees with. The held-out part is never listed answer by answer: tune
@@ -20,6 +28,8 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 import yaml
 
@@ -27,7 +37,15 @@ from autograder.core.numbers import score
 from autograder.core.registry import lessons
 from autograder.grading.written import suggest
 
-PARTS = ("tune", "heldout", "fresh", "fresh2")
+KNOWN_PARTS = ("tune", "heldout", "fresh", "fresh2", "fresh3")
+KINDS = frozenset(
+    "correct partial incomplete misconception retraction reversal negation salad missed-wording "
+    "off-topic empty copy".split()
+)
+BAD_KINDS = frozenset({"retraction", "reversal", "negation", "salad"})
+#: the parts whose answers are never listed one by one (only their aggregate figures are read)
+UNSEEN = ("heldout", "fresh2", "fresh3")
+FIGURES = Path(__file__).with_name("corpus_figures.yaml")
 # Targets on the held-out part (issue 11); tests/test_written_agreement.py fails below them.
 TARGET_WITHIN = 0.90
 TARGET_ITEM_WITHIN = 0.80
@@ -43,6 +61,8 @@ class Scored:
     label: float
     suggestion: float
     negated: bool
+    kind: str = ""
+    points: float = 2.0
 
     @property
     def key(self) -> str:
@@ -62,6 +82,30 @@ def corpus(assignment: str, part: str) -> list[dict]:
     return data["answers"]
 
 
+@cache
+def parts() -> tuple[str, ...]:
+    """Every part of the corpus: the files ``written_corpus/<part>.yaml`` whose ``part:`` is their name,
+    known parts in their order, then new ones by name."""
+    found = set()
+    for assignment in corpus_lessons():
+        for path in lessons()[assignment].corpus.glob("*.yaml"):
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and data.get("part") == path.stem and "answers" in data:
+                found.add(path.stem)
+    known = [p for p in KNOWN_PARTS if p in found]
+    return (*known, *sorted(found - set(known)))
+
+
+def first_figures() -> dict[str, dict]:
+    """Each part's first recorded figures (``corpus_figures.yaml``: ``first``)."""
+    return (yaml.safe_load(FIGURES.read_text(encoding="utf-8")) or {}).get("first") or {}
+
+
+def floor_figures() -> dict[str, dict]:
+    """The figures a held-out part may not drop below (``corpus_figures.yaml``: ``floor``)."""
+    return (yaml.safe_load(FIGURES.read_text(encoding="utf-8")) or {}).get("floor") or {}
+
+
 def corpus_lessons() -> tuple[str, ...]:
     """The lessons that have a written corpus."""
     return tuple(lid for lid, found in lessons().items() if found.corpus.is_dir())
@@ -78,6 +122,11 @@ def score_part(part: str, assignments: tuple[str, ...] | None = None) -> list[Sc
         items = written_items(assignment)
         for a in corpus(assignment, part):
             s = suggest(a["answer"], items[a["item"]])
+            kind = str(a.get("kind") or "")
+            if kind and kind not in KINDS:
+                raise ValueError(
+                    f"{assignment}/{part}/{a['id']}: unknown kind {kind!r} (one of {sorted(KINDS)})"
+                )
             rows.append(
                 Scored(
                     assignment,
@@ -86,6 +135,8 @@ def score_part(part: str, assignments: tuple[str, ...] | None = None) -> list[Sc
                     float(sum(a["labels"].values())),
                     s.score,
                     bool(a.get("negated")),
+                    kind,
+                    float(items[a["item"]]["points"]),
                 )
             )
     return rows
@@ -95,6 +146,7 @@ def metrics(rows: list[Scored]) -> dict[str, float]:
     n = len(rows)
     diffs = [r.suggestion - r.label for r in rows]
     negated = [r.suggestion for r in rows if r.negated]
+    bad = [r.suggestion / r.points for r in rows if r.kind in BAD_KINDS]
     return {
         "n": n,
         "exact": sum(abs(d) < 1e-9 for d in diffs) / n,
@@ -103,6 +155,9 @@ def metrics(rows: list[Scored]) -> dict[str, float]:
         "over": sum(d > 0.5 + 1e-9 for d in diffs) / n,
         "under": sum(d < -0.5 - 1e-9 for d in diffs) / n,
         "negated_max": max(negated, default=0.0),
+        "bad_n": len(bad),
+        # highest suggestion, as a share of the item's points, given to a retraction/reversal/negation/salad
+        "bad_max": max(bad, default=0.0),
     }
 
 
@@ -117,18 +172,35 @@ def report(part: str) -> dict[str, dict[str, float]]:
 def format_report(part: str, table: dict[str, dict[str, float]]) -> str:
     lines = [
         f"written-answer agreement, {part} part",
-        f"{'item':<10}{'n':>4}{'exact':>8}{'±0.5':>8}{'MAE':>7}{'over':>7}{'under':>7}{'neg.max':>9}",
+        f"{'item':<10}{'n':>4}{'exact':>8}{'±0.5':>8}{'MAE':>7}{'over':>7}{'under':>7}{'neg.max':>9}"
+        f"{'bad.max':>9}",
     ]
     for key, m in table.items():
+        bad = f"{m['bad_max']:>8.0%}" if m["bad_n"] else f"{'-':>8}"
         lines.append(
             f"{key:<10}{m['n']:>4}{m['exact']:>8.1%}{m['within']:>8.1%}{m['mae']:>7.2f}"
-            f"{m['over']:>7.1%}{m['under']:>7.1%}{m['negated_max']:>9.2f}"
+            f"{m['over']:>7.1%}{m['under']:>7.1%}{m['negated_max']:>9.2f} {bad}"
         )
+    lines.append(format_first(part, table["overall"]))
     return "\n".join(lines)
 
 
+def format_first(part: str, overall: dict[str, float]) -> str:
+    """The part's current overall figures beside its first recorded ones."""
+    first = first_figures().get(part)
+    now = f"now {overall['within']:.1%} within ±0.5, {overall['exact']:.1%} exact, over {overall['over']:.1%}"
+    if not first:
+        return f"{part}: {now}; first figures: not recorded yet (add them to {FIGURES.name})"
+    then = ", ".join(
+        f"{first[k]:.1%} {label}"
+        for k, label in (("within", "within ±0.5"), ("exact", "exact"), ("over", "over"))
+        if k in first
+    )
+    return f"{part}: {now}; first ({first.get('source', 'recorded')}): {then}"
+
+
 def disagreements(part: str) -> list[Scored]:
-    if part not in ("tune", "fresh"):
+    if part in UNSEEN or part not in ("tune", "fresh"):
         raise ValueError("only the tuning parts are listed answer by answer; the held-out parts stay unseen")
     return [r for r in score_part(part) if abs(r.suggestion - r.label) > 1e-9]
 
@@ -145,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in disagreements(args.show):
             print(f"{r.assignment[:2]}/{r.id}: label {score(r.label)}, suggestion {score(r.suggestion)}")
         return 0
-    for part in PARTS:
+    for part in parts():
         print(format_report(part, report(part)))
         print()
     return 0

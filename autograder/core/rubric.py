@@ -191,6 +191,13 @@ def validate_written_item(item: dict) -> None:
         for unit in criterion_units(c):
             if not unit.get("concepts"):
                 raise ValueError(f"item {iid}/{cid}: no concepts")
+            for entry in unit.get("misreadings") or []:
+                try:
+                    re.compile(entry["pattern"])
+                except (KeyError, TypeError, re.error) as exc:
+                    raise ValueError(f"item {iid}/{cid}: bad misreading {entry!r}: {exc}") from None
+                if not str(entry.get("why") or "").strip():
+                    raise ValueError(f"item {iid}/{cid}: a misreading needs a why (the note of its ✗)")
             for concept in unit["concepts"]:
                 if not concept.get("name") or not concept.get("patterns"):
                     raise ValueError(f"item {iid}/{cid}: a concept needs a name and patterns")

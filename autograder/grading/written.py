@@ -24,17 +24,37 @@ How an answer is read
    ``partial_ratio`` >= 85 against the item's ``question``) are ignored.
 3. **Concepts** are regexes (``re.IGNORECASE | re.ASCII``: match CJK with literal characters). A hit
    is **negated** when a negation cue (不是/不会/没有/从不/无需/not/never/no/…) stands just before it in
-   its clause, or a dismissal (无关/可以忽略/nothing to do with/is not an issue/…) just after it.
-   Negated hits do not count.
+   its clause, or a dismissal (无关/可以忽略/并不存在/nothing to do with/is not an issue/…) just after it.
+   Negated hits do not count. The negation is scoped to the claim: "与 m 无关" / "independent of m"
+   (independence of a variable) states a relation and is no dismissal; a negation about one named
+   example ("在 [30,10,10,20] 里没有背压", "no backpressure in [30,10,10,20]") is neither a claim nor a
+   denial; a negated hit followed by a contrast with another subject ("静态调度没有决策开销，而动态调度…")
+   states the relation and counts.
 4. A **criterion** is met when every concept has an un-negated hit inside one passage that
    *explains*: it has a causal/conditional connective (因为 所以 导致 当…时 because when if …) or a
    formula (unless the criterion says ``needs_reason: false``, e.g. a design), it is long enough (12
-   CJK characters or 8 English words) and it is not a keyword list.
-   A criterion whose first concept (its claim) is negated in a sentence that also names another of
-   its concepts is **contradicted** (a denial, or a statement taken back) and not met. ``need: k`` with ``options:`` makes an any-k-of-n criterion: each
-   option met earns ``points / k``, up to the criterion's points.
+   CJK characters or 8 English words) and it is not a keyword list. It is **withdrawn** (✗, the
+   sentence that caused it is quoted in the evidence and the comment) when
+   (a) its first concept (its claim) is negated in a sentence that also names another of its concepts
+   (a denial or a self-contradiction);
+   (b) a later sentence about the same subject takes it back: "scratch that"/"收回" anywhere after the
+   passage; "doesn't matter"/"其实不…"/"其实只是…"/"不算…" after the passage's first hit;
+   (c) one of the criterion's ``misreadings`` (rubric data: ``{pattern, why}``) matches, un-negated and
+   not rejected in its own sentence ("…也不对", "is misleading"): a reversed causal direction, a
+   misattributed mechanism, a rejected measure, an affirmative counter-design; ``why`` is the note.
+   A concept marked ``full_only: true`` is needed for full points only: without it the criterion earns
+   half ("缓冲" without "latest value only"). ``need: k`` with ``options:`` makes an any-k-of-n
+   criterion: each option met earns ``points / k``, up to the criterion's points.
 5. **Score** = the sum over criteria, capped at the item's points. Deductions are reported for the
    criteria not fully met; they coincide with the missing points and are not subtracted again.
+6. **Salad and confidence**: when at least ``SALAD_COVERAGE`` of an answer's tokens (>= 12) are the
+   item's concept hits or glue words (因为 所以 的 because the …; :mod:`autograder.grading.claims`), the
+   answer is a keyword salad: suggestion capped at half the item's points, flagged ``LOW_CONFIDENCE``.
+   ``confidence`` is "low" whenever there is a flag (hidden content, invisible characters, duplicated
+   cells, not scored, salad); the review page and the answer groups show those first.
+
+The cues (negation, dismissal, retraction, contrast, salad glue) live in
+:mod:`autograder.grading.claims`; everything about a course is rubric data.
 
 Longer than 500 lines because the scorer and its rule language are kept in one module, documented
 here, so that what a criterion's patterns mean is read in one place.
@@ -57,19 +77,21 @@ from rapidfuzz import fuzz
 from autograder.core.results import STATIC_REVIEW, ItemResult
 from autograder.core.rubric import criterion_units
 from autograder.core.rubric import validate_written_item as validate_item
+from autograder.grading import claims
 from autograder.grading.answer_text import EMPHASIS, FORMAT_CHARACTERS, strip_invisible, visible
 
-__all__ = ["WrittenSuggestion", "suggest", "normalise", "split_sentences", "validate_item"]
+__all__ = ["LOW_CONFIDENCE", "WrittenSuggestion", "suggest", "normalise", "split_sentences", "validate_item"]
 
 #: longest answer scored (the labelled corpora's longest: 1 304 characters); a longer one is "not scored"
 MAX_ANSWER_CHARS = 10_000
 #: time one answer may take to score (honest answers: milliseconds); over it, "not scored"
 ANSWER_BUDGET_S = 5.0
 NOT_SCORED = "not scored"
+LOW_CONFIDENCE = "低置信度 / low confidence"
 MIN_PASSAGE_SIZE = 12.0  # 12 CJK characters or 8 English words
 MIN_WINDOW_SENTENCE_SIZE = 6.0
 ECHO_SIMILARITY = 85.0
-QUOTE_MAX = 200
+QUOTE_MAX = claims.QUOTE_MAX
 
 
 @dataclass
@@ -86,6 +108,9 @@ class WrittenSuggestion:
     #: what an instructor must know before trusting the score: hidden content, invisible characters,
     #: duplicated answer cells, "not scored" (too long or over the time budget)
     flags: list[str] = field(default_factory=list)
+    #: "high", or "low" whenever there is a flag: the text may not be what it seems (hidden content,
+    #: invisible characters, duplicated cells, not scored, or a keyword salad: the LOW_CONFIDENCE flag)
+    confidence: str = "high"
 
     def to_item_result(self, description: str = "") -> ItemResult:
         """The suggestion as an unconfirmed :class:`ItemResult` (score = suggestion until confirmed)."""
@@ -244,46 +269,6 @@ _CONNECTIVE_RE = re.compile(
     re.I | re.A,
 )
 _FORMULA_RE = re.compile(r"[=≈≤≥∝←<>]|\b(?:min|max)\s*\(|[\w)]\s*·\s*[\w(]|\^", re.I | re.A)
-_LIST_SEP_RE = re.compile(r"[,、|]")
-_CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
-_ZH_FUNCTION_RE = re.compile(
-    "[的了是在会就把被让给还也都着要能不没有这那它其一可很再又对于按以从与和及但或将使]"
-)
-_EN_FUNCTION = frozenset(
-    "the a an is are was were be been to of in on at it its this that these for from with as by and or "
-    "not no has have had their there they we you can will would must may which into than".split()
-)
-
-
-def _size(text: str) -> float:
-    return len(_CJK_RE.findall(text)) + 1.5 * len(_WORD_RE.findall(text))
-
-
-def _is_list_like(text: str) -> bool:
-    """A keyword list or dump rather than a sentence: short comma-separated segments, spaces between
-    CJK words, CJK without function characters, or English content words without function words."""
-    if not re.search(r"[=≈≤≥←]", text):
-        if len(_CJK_GAP_RE.findall(text)) >= 3:
-            return True
-        n_cjk = len(_CJK_RE.findall(text))
-        if n_cjk >= 8 and not _ZH_FUNCTION_RE.search(text) and len(_WORD_RE.findall(text)) <= 2:
-            return True
-        words = [
-            w.lower()
-            for w in re.findall(r"\b[A-Za-z]{3,}\b|\b(?:a|an|as|at|be|by|in|is|it|of|on|or|to)\b", text)
-        ]
-        n_function = sum(w in _EN_FUNCTION for w in words)
-        if n_cjk < 4 and len(words) - n_function >= 6 and n_function < 2 and not re.search(r"[:,;()=]", text):
-            return True
-        tokens = text.split()
-        if (
-            len(tokens) >= 5
-            and not n_function
-            and not re.search(f"[{_CJK}]{{5}}|[的了是就把被会也都还要能没而所因则时]", text)
-        ):
-            return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
-    segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
-    return len(segments) >= 3 and sum(_size(s) < 7 for s in segments) >= 0.75 * len(segments)
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -327,43 +312,11 @@ def _sentences(text: str, question: str | None, deadline: float | None = None) -
         chunk = text[s:e]
         echo = bool(q) and len(chunk) >= 6 and fuzz.partial_ratio(chunk.lower(), q) >= ECHO_SIMILARITY
         explains = bool(_CONNECTIVE_RE.search(chunk) or _FORMULA_RE.search(chunk))
-        out.append(_Sentence(s, e, _size(chunk), explains, _is_list_like(chunk), echo))
+        out.append(_Sentence(s, e, claims.size(chunk), explains, claims.is_list_like(chunk), echo))
     return out
 
 
 # -- 3. concepts and negation -------------------------------------------------------------------------
-
-_CLAUSE_END = ",;:。!?，；：\n"
-_NEG_BEFORE_RE = re.compile(
-    r"(?:并不|并非|不是|不会|不能|不需要|不需|不必|无需|无须|不用|不存在|没有|没|从不|从来不|从未|绝不|毫无|永远不|而非"
-    r"|\b(?:not|never|no|cannot|without|neither|nor|none)\b|n't\b)(?:[^\s,;:。，；：]{0,6}|(?:\s+[\w-]+){1,3})?\s*$"
-    r"|(?<![不无])[不无]$",
-    re.I | re.A,
-)
-_NEG_EXEMPT_RE = re.compile(
-    r"(?:不能|不会|没有|cannot|can't|not)\s*(?:靠|通过|仅|只|just|only|simply|merely)", re.I
-)
-_NEG_AFTER_RE = re.compile(
-    r"^[^。;\n]{0,16}?(?:无关|没有关系|没关系|不是问题|不成问题|可以忽略|忽略不计|不会带来任何问题|没有\S{0,3}影响|不是原因|不起作用|保持不变)"
-    r"|^[^,;.]{0,30}?\b(?:nothing to do with|plays? no role|(?:is|are) not (?:an? )?(?:issue|problem|cause|reason)"
-    r"|(?:is|are) never the (?:reason|cause)|irrelevant|negligible|can be ignored|not needed|not required"
-    r"|stays? the same|does ?n[o']t change|just noise)",
-    re.I,
-)
-
-
-def _negated(text: str, start: int, end: int, floor: int = 0) -> bool:
-    """A negation cue just before the hit (same clause, after ``floor``) or a dismissal just after it."""
-    left = start
-    while left > floor and text[left - 1] not in _CLAUSE_END and start - left < 24:
-        left -= 1
-    before = text[left:start]
-    if _NEG_BEFORE_RE.search(before) and not _NEG_EXEMPT_RE.search(before):
-        return True
-    right = end
-    while right < len(text) and text[right] not in ".。;；\n" and right - end < 40:
-        right += 1
-    return bool(_NEG_AFTER_RE.search(text[end:right]))
 
 
 @lru_cache(maxsize=512)
@@ -385,8 +338,13 @@ def _hits(text: str, sents: list[_Sentence], concept: dict) -> tuple[dict[int, t
         floor = previous_end  # a cue inside the previous affirmed hit belongs to it ("cannot drop below")
         if k is None or sents[k].echo:
             continue
-        if _negated(text, m.start(), m.end(), floor):
-            negated.add(k)  # the floor stays: "不用最新值缓冲" negates both hits
+        if claims.negated(text, m.start(), m.end(), floor):
+            if claims.scoped_to_example(text, sents[k].start, m.start(), m.end()):
+                continue  # "no backpressure in [30,10,10,20]": about the example, neither claim nor denial
+            if not claims.contrast_follows(text, m.end(), sents[k].end):
+                negated.add(k)  # the floor stays: "不用最新值缓冲" negates both hits
+                continue
+            where.setdefault(k, m.span())  # "静态没有决策开销，而动态…": the contrast states the relation
         else:
             where.setdefault(k, m.span())
             previous_end = m.end()
@@ -399,22 +357,60 @@ def _hits(text: str, sents: list[_Sentence], concept: dict) -> tuple[dict[int, t
 @dataclass
 class _Match:
     met: bool
-    quote: str = ""
+    quote: str = ""  # the evidence of a ✓, or the sentence that caused a ✗ (denial, retraction, misreading)
     note: str = ""
     seen: bool = False  # some concept occurs (outside copies of the question)
     unexplained: bool = False  # all concepts occur together, but only in passages that do not explain
     contradicted: bool = False
+    half: bool = False  # met without a ``full_only`` concept: half the points
+
+
+def _sentence_quote(text: str, sent: _Sentence) -> str:
+    return claims.trim_quote(
+        text, sent.start, sent.end, [(sent.start, min(sent.end, sent.start + QUOTE_MAX))]
+    )
+
+
+def _misread(text: str, sents: list[_Sentence], unit: dict) -> _Match | None:
+    """The rubric's ``misreadings`` of the criterion: a reversed, misattributed or rejected claim."""
+    for entry in unit.get("misreadings") or []:
+        for m in _concept_regex((entry["pattern"],)).finditer(text):
+            k = next((k for k, s in enumerate(sents) if s.start <= m.start() < s.end), None)
+            if k is None or sents[k].echo or claims.rejected(text, m.start(), m.end()):
+                continue
+            return _Match(False, _sentence_quote(text, sents[k]), str(entry["why"]), True, contradicted=True)
+    return None
 
 
 def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None = None) -> _Match:
     found = [_hits(text, sents, c) for c in unit["concepts"]]
     _check(deadline)
     seen = any(where for where, _ in found)
-    if any(k in where for k in found[0][1] for where, _ in found[1:]):
+    denied = next((k for k in sorted(found[0][1]) if any(k in where for where, _ in found[1:])), None)
+    if denied is not None:
         # the claim is denied in a sentence about the criterion's subject: a contradiction is no answer
-        return _Match(False, seen=seen, contradicted=True)
+        return _Match(False, _sentence_quote(text, sents[denied]), seen=seen, contradicted=True)
+    misread = _misread(text, sents, unit)
+    if misread:
+        return misread
+    best, unexplained = _passage(text, sents, found, unit.get("needs_reason", True), deadline)
+    half = False
+    required = [f for f, c in zip(found, unit["concepts"], strict=True) if not c.get("full_only")]
+    if best is None and len(required) < len(found):
+        best, _ = _passage(text, sents, required, unit.get("needs_reason", True), deadline)
+        half = best is not None
+    if best is None:
+        return _Match(False, seen=seen, unexplained=unexplained)
+    _, _, start, end, spans = best
+    taken_back = _retracted(text, sents, found, start, min(e for _, e in spans))
+    if taken_back is not None:
+        return _Match(False, _sentence_quote(text, sents[taken_back]), seen=True, contradicted=True)
+    return _Match(True, quote=claims.trim_quote(text, start, end, spans), seen=True, half=half)
+
+
+def _passage(text: str, sents: list[_Sentence], found: list, needs_reason: bool, deadline: float | None):
+    """(the shortest explaining passage holding a hit of every concept, whether one exists unexplained)."""
     best = unexplained = None
-    needs_reason = unit.get("needs_reason", True)
     for i in range(len(sents)):
         if i % 64 == 0:
             _check(deadline)
@@ -437,63 +433,22 @@ def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None
                 best = key
             elif not ok and unexplained is None:
                 unexplained = key
-    if best is None:
-        return _Match(False, seen=seen, unexplained=unexplained is not None)
-    _, _, start, end, spans = best
-    if _retracted(text, sents, found, start, max(e for _, e in spans)):
-        return _Match(False, seen=True, contradicted=True)
-    return _Match(True, quote=_trim_quote(text, start, end, spans), seen=True)
+    return best, unexplained is not None
 
 
-_RETRACTION_STRONG_RE = re.compile(
-    r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了", re.I
-)
-_RETRACTION_RE = re.compile(
-    _RETRACTION_STRONG_RE.pattern
-    + r"|(?:does ?n[o']t|does not|wo ?n't|will not) (?:really |actually )?matter|(?:is|are) irrelevant here"
-    r"|其实不|其实并不|其实没|实际上\S{0,12}?(?:不|没|就够)|不算(?:真正|什么)|无所谓|不重要|没必要",
-    re.I,
-)
-
-
-def _retracted(text: str, sents: list[_Sentence], found: list, start: int, after: int) -> bool:
-    """A statement taken back: a sentence that retracts and speaks of the same subject (one of the
+def _retracted(text: str, sents: list[_Sentence], found: list, start: int, after: int) -> int | None:
+    """The sentence that takes the statement back: it retracts and speaks of the same subject (one of the
     unit's concepts occurs in it, affirmed or denied). An explicit retraction ("scratch that", "收回")
     counts from the passage that met the criterion on; a softer one ("doesn't matter", "其实不…",
-    "不算真正的…") only after that passage's hits (before them it is usually "not X but Y")."""
+    "不算…", "其实只是…") only after that passage's hits (before them it is usually "not X but Y")."""
     for k, sent in enumerate(sents):
         if sent.end <= start or sent.echo or not any(k in where or k in denied for where, denied in found):
             continue
-        if _RETRACTION_STRONG_RE.search(text, max(sent.start, start), sent.end):
-            return True
-        if sent.end > after and _RETRACTION_RE.search(text, max(sent.start, after), sent.end):
-            return True
-    return False
-
-
-def _trim_quote(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> str:
-    """At most QUOTE_MAX characters of ``text[start:end]`` around the hits, cut at clause ends."""
-    if end - start <= QUOTE_MAX:
-        return text[start:end].strip()
-    lo, hi = min(s for s, _ in spans), max(e for _, e in spans)
-    cuts = sorted({start, end, *(m.end() for m in _CLAUSE_CUT_RE.finditer(text, start, end))})
-    a = max(c for c in cuts if c <= lo)
-    b = min(c for c in cuts if c >= hi)
-    while True:  # widen clause by clause while it fits
-        wider = [c for c in cuts if c > b and c - a <= QUOTE_MAX][:1] or [
-            c for c in cuts if c < a and b - c <= QUOTE_MAX
-        ][-1:]
-        if not wider:
-            break
-        a, b = min(a, wider[0]), max(b, wider[0])
-    if b - a > QUOTE_MAX:
-        a = a if lo - a < QUOTE_MAX // 4 else lo
-        space = text.rfind(" ", a + QUOTE_MAX // 2, a + QUOTE_MAX)
-        return text[a : space if space > 0 else a + QUOTE_MAX].strip()
-    return text[a:b].strip()
-
-
-_CLAUSE_CUT_RE = re.compile(r"[,;:、。!?]\s*|\.\s+")
+        if claims.RETRACTION_STRONG_RE.search(text, max(sent.start, start), sent.end):
+            return k
+        if sent.end > after and claims.RETRACTION_RE.search(text, max(sent.start, after), sent.end):
+            return k
+    return None
 
 
 def _note(m: _Match, text: str, live: bool, off_topic: bool) -> str:
@@ -501,6 +456,8 @@ def _note(m: _Match, text: str, live: bool, off_topic: bool) -> str:
         return "空白作答 / empty answer"
     if not live:
         return "仅复述题目，没有作答 / only the question copied, no answer"
+    if m.contradicted and m.note:
+        return m.note
     if m.contradicted:
         return (
             "答案否定了这一要点（否定或自相矛盾） / the answer denies this point (negation or contradiction)"
@@ -542,7 +499,9 @@ def not_scored(item: dict, why: str, flags: Sequence[str] = ()) -> WrittenSugges
             "请人工评分 / score it by hand in formgrader",
         ]
     )
-    return WrittenSuggestion(str(item["id"]), points, 0.0, evidence, [], comment, flags=[*flags, flag])
+    return WrittenSuggestion(
+        str(item["id"]), points, 0.0, evidence, [], comment, flags=[*flags, flag], confidence="low"
+    )
 
 
 def suggest(
@@ -587,21 +546,43 @@ def suggest(
     for crit in item["criteria"]:
         cid, ms = crit["id"], matches[crit["id"]]
         need = int(crit.get("need", 1)) if "options" in crit else 1
-        n_met = sum(m.met for m in ms)
-        scores[cid] = float(crit["points"]) * min(n_met, need) / need
+        credit = sum(0.5 if m.half else 1.0 for m in ms if m.met)
+        scores[cid] = float(crit["points"]) * min(credit, need) / need
         quotes = [m.quote for m in ms if m.met][:need]
+        n_met = sum(m.met and not m.half for m in ms)
         if "options" in crit:
             names = [u["id"] for u, m in zip(crit["options"], ms, strict=True) if m.met]
-            note = f"{min(n_met, need)}/{need}：" + (
+            note = f"{_fmt(min(credit, need))}/{need}：" + (
                 "、".join(names) if names else _note(ms[0], text, live, off_topic)
             )
         elif n_met:
             note = "满足：要点在同一段中有解释 / met: concepts explained together"
+        elif credit:
+            missing = [c["name"] for c in crit["concepts"] if c.get("full_only")]
+            note = "部分满足（半分）：缺少 / half: missing " + "、".join(missing)
         else:
             note = _note(ms[0], text, live, off_topic)
-        evidence.append({"criterion": cid, "met": n_met >= need, "quote": " … ".join(quotes), "note": note})
+        # a ✗ quotes the sentence that caused it (a denial, a retraction, a misreading) when there is one
+        why = [m.quote for m in ms if m.contradicted and m.quote][:1]
+        if n_met < need and why and credit:
+            note += "；另有一点被否定或撤回 / another point is denied or taken back"
+        evidence.append(
+            {
+                "criterion": cid,
+                "met": n_met >= need,
+                "quote": " … ".join(why if n_met < need and why else quotes if credit else ()),
+                "note": note,
+            }
+        )
 
     score = round(min(sum(scores.values()), points), 4)
+    coverage, n_tokens = claims.rubric_coverage(text, _all_hits(text, item))
+    if score and n_tokens >= claims.SALAD_MIN_TOKENS and coverage >= claims.SALAD_COVERAGE:
+        score = min(score, points / 2)
+        flags.append(
+            f"{LOW_CONFIDENCE}: keyword salad ({coverage:.0%} of the answer is the rubric's own words), "
+            "capped at half / 关键词拼凑，至多半分"
+        )
     deductions = [
         str(d["reason"])
         for d in item.get("deductions") or []
@@ -615,7 +596,19 @@ def suggest(
         deductions,
         _comment(item, score, points, evidence, scores, deductions, flags),
         flags=flags,
+        confidence="low" if flags else "high",
     )
+
+
+def _all_hits(text: str, item: dict) -> list[tuple[int, int]]:
+    """Every span of the text that one of the item's concepts matches (for the salad measure)."""
+    return [
+        m.span()
+        for c in item["criteria"]
+        for u in criterion_units(c)
+        for concept in u["concepts"]
+        for m in _concept_regex(tuple(concept["patterns"])).finditer(text)
+    ]
 
 
 def _crit(item: dict, cid: str) -> dict:
@@ -638,7 +631,10 @@ def _comment(
         mark = "✓ 满足 / met" if ev["met"] else "✗ 未满足 / missed"
         head = f"{mark} {ev['criterion']} ({_fmt(scores[ev['criterion']])}/{_fmt(crit['points'])} 分)"
         quote = " ".join(ev["quote"].split())
-        lines.append(f"{head}: 「{quote}」" if ev["met"] else f"{head}: {ev['note']}")
+        if ev["met"]:
+            lines.append(f"{head}: 「{quote}」")
+        else:
+            lines.append(f"{head}: {ev['note']}" + (f"「{quote}」" if quote else ""))
     by_reason = {str(d["reason"]): d.get("points", 0) for d in item.get("deductions") or []}
     lines += [f"扣分 / deduction (-{_fmt(by_reason.get(r, 0))}): {r}" for r in deductions]
     lines.append("请在 formgrader 中确认或修改 / confirm or change in formgrader")

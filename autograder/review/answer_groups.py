@@ -84,6 +84,11 @@ class AnswerGroup:
         return len(self.members) == 1
 
     @property
+    def low_confidence(self) -> bool:
+        """Some member's suggestion carries a flag (hidden content, salad, not scored, …): review first."""
+        return any(a.flags for a in self.members)
+
+    @property
     def suggestion(self) -> float:
         return self.members[0].suggestion
 
@@ -169,5 +174,7 @@ def group_answers(
             members = [a for i in ordered for a in sorted(bucket[i], key=lambda a: a.student_id)]
             low = min((sim[i, j] for i in cluster for j in cluster if i < j), default=1.0)
             groups.append(AnswerGroup(item_id, members, round(float(low), 4), _key(item_id, members)))
-    groups.sort(key=lambda g: (g.outlier, -g.size, -g.suggestion, g.representative.student_id))
+    groups.sort(
+        key=lambda g: (not g.low_confidence, g.outlier, -g.size, -g.suggestion, g.representative.student_id)
+    )
     return groups

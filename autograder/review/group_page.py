@@ -102,7 +102,8 @@ _ITEM = """{% extends "layout" %}{% block body %}
 {% macro answer_block(g, n) %}
 <section class="group{% if g.confirmed|length == g.size %} done{% endif %}" id="group-{{ g.key }}"
          data-key="{{ g.key }}" data-size="{{ g.size }}">
-<h3>{% if g.outlier %}Outlier {{ n }}{% else %}Group {{ n }}{% endif %}:
+<h3>{% if g.low_confidence %}<span class="low-confidence">⚠ 低置信度 / low confidence</span> {% endif %}
+{% if g.outlier %}Outlier {{ n }}{% else %}Group {{ n }}{% endif %}:
  <span class="size">{{ g.size }}</span> answer{% if g.size != 1 %}s{% endif %} ·
  suggested <span class="suggestion">{{ g.suggestion|num }}</span>/{{ g.points|num }}
  {% if not g.outlier %}· similarity ≥ {{ '%.2f'|format(g.similarity) }}{% endif %}
@@ -116,7 +117,7 @@ _ITEM = """{% extends "layout" %}{% block body %}
 <ul class="evidence">
 {% for e in g.representative.evidence %}
 <li class="{{ 'met' if e.met else 'miss' }}">{{ '✓' if e.met else '✗' }} {{ e.criterion|v }}{% if e.quote %}:
-「{{ e.quote|v }}」{% elif e.note %}: {{ e.note|v }}{% endif %}</li>
+{% if not e.met and e.note %}{{ e.note|v }} {% endif %}「{{ e.quote|v }}」{% elif e.note %}: {{ e.note|v }}{% endif %}</li>
 {% endfor %}
 </ul>
 <details><summary>{{ 'member' if g.outlier else 'members' }} ({{ g.size }})</summary>

@@ -1,0 +1,196 @@
+"""Whether a sentence *claims* what a criterion says: negation scoped to the claim, retractions and
+counter-claims, misreadings, and keyword salad (the rule language: autograder/grading/written.py's
+module docstring, "How an answer is read", steps 3-6).
+
+Nothing here knows a lesson: what counts as a misreading of a criterion is rubric data
+(``misreadings:``); the cues below are language, not course content.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_RE = re.compile(f"[{_CJK}]")
+_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+QUOTE_MAX = 200
+
+CLAUSE_END = ",;:。!?，；：\n"
+_NEG_BEFORE_RE = re.compile(
+    r"(?:并不|并非|不是|不会|不能|不需要|不需|不必|无需|无须|不用|不存在|没有|没|从不|从来不|从未|绝不|毫无|永远不|而非"
+    r"|\b(?:not|never|no|cannot|without|neither|nor|none)\b|n't\b)(?:[^\s,;:。，；：]{0,6}|(?:\s+[\w-]+){1,3})?\s*$"
+    r"|(?<![不无])[不无]$",
+    re.I | re.A,
+)
+_NEG_EXEMPT_RE = re.compile(
+    r"(?:不能|不会|没有|cannot|can't|not)\s*(?:靠|通过|仅|只|just|only|simply|merely)", re.I
+)
+_NEG_AFTER_RE = re.compile(
+    r"^[^。;\n]{0,16}?(?:无关|没有关系|没关系|不是问题|不成问题|可以忽略|忽略不计|不会带来任何问题|没有\S{0,3}影响|不是原因|不起作用|保持不变|并不存在)"
+    r"|^[^,;.]{0,30}?\b(?:nothing to do with|plays? no role|(?:is|are) not (?:an? )?(?:issue|problem|cause|reason)"
+    r"|(?:is|are) never the (?:reason|cause)|irrelevant|negligible|can be ignored|not needed|not required"
+    r"|stays? the same|does ?n[o']t change|just noise)",
+    re.I,
+)
+# "与 m 无关" / "independent of m": independence of a variable is a relation the answer states, not a
+# dismissal of the hit before it
+_INDEPENDENT_OF_VARIABLE_RE = re.compile(
+    r"^\S{0,4}?(?:与|和|跟|同)\s*[A-Za-z][\w_]{0,2}\s*(?:都)?无关|^\s*(?:is\s+)?independent of [A-Za-z]\b",
+    re.A,
+)
+# a negation scoped to one named example ("在 [30,10,10,20] 里没有背压", "no backpressure in [30,10,10,20]")
+_EXAMPLE_RE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)+\s*\]")
+# a negated hit followed by a contrast with another subject ("静态调度没有决策开销，而动态调度…") states
+# the relation; "not A but B" (而是/but rather/instead) does not
+_CONTRAST_AFTER_RE = re.compile(r"[,，]\s*而(?![是且非])|\bwhereas\b|\bunlike\b", re.I)
+
+
+def negated(text: str, start: int, end: int, floor: int = 0) -> bool:
+    """A negation cue just before the hit (same clause, after ``floor``) or a dismissal just after it."""
+    left = start
+    while left > floor and text[left - 1] not in CLAUSE_END and start - left < 24:
+        left -= 1
+    before = text[left:start]
+    if _NEG_BEFORE_RE.search(before) and not _NEG_EXEMPT_RE.search(before):
+        return True
+    right = end
+    while right < len(text) and text[right] not in ".。;；\n" and right - end < 40:
+        right += 1
+    after = text[end:right]
+    return bool(_NEG_AFTER_RE.search(after)) and not _INDEPENDENT_OF_VARIABLE_RE.search(after)
+
+
+# a misreading the sentence itself rejects ("用方差衡量也不对", "utilisation is misleading")
+_REJECTED_AFTER_RE = re.compile(
+    r"^[^。.;\n]{0,20}?(?:不对|不行|是错的|错了|错误|不可靠|误导|骗人|靠不住|看不出)"
+    r"|^[^.;\n]{0,30}?\b(?:is|are) (?:wrong|misleading|unreliable|not enough)",
+    re.I,
+)
+
+
+def rejected(text: str, start: int, end: int) -> bool:
+    """The claim is negated, or the sentence rejects it right after it."""
+    return negated(text, start, end) or bool(_REJECTED_AFTER_RE.search(text[end : end + 40]))
+
+
+def scoped_to_example(text: str, sent_start: int, start: int, end: int) -> bool:
+    """The negation is about one named example, not the mechanism: an example such as ``[30,10,10,20]``
+    stands right before the hit (no sentence break between) or right after it."""
+    before = text[max(sent_start, start - 40) : start]
+    return bool(
+        _EXAMPLE_RE.search(before) or _EXAMPLE_RE.match(text[end : end + 30].lstrip(" inforat在里中"))
+    )
+
+
+def contrast_follows(text: str, end: int, sent_end: int) -> bool:
+    return bool(_CONTRAST_AFTER_RE.search(text, end, sent_end))
+
+
+RETRACTION_STRONG_RE = re.compile(
+    r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了", re.I
+)
+RETRACTION_RE = re.compile(
+    RETRACTION_STRONG_RE.pattern
+    + r"|(?:does ?n[o']t|does not|wo ?n't|will not) (?:really |actually )?matter|(?:is|are) irrelevant here"
+    r"|其实不|其实并不|其实没|其实只是|实际上\S{0,12}?(?:不|没|就够)|不算|无所谓|不重要|没必要"
+    r"|(?:is|was) (?:only|just) an approximation|only approximate",
+    re.I,
+)
+
+
+# -- explanatory structure: a sentence, not a keyword list ---------------------------------------------
+
+_LIST_SEP_RE = re.compile(r"[,、|]")
+_CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
+_ZH_FUNCTION_RE = re.compile(
+    "[的了是在会就把被让给还也都着要能不没有这那它其一可很再又对于按以从与和及但或将使]"
+)
+_EN_FUNCTION = frozenset(
+    "the a an is are was were be been to of in on at it its this that these for from with as by and or "
+    "not no has have had their there they we you can will would must may which into than".split()
+)
+
+
+def size(text: str) -> float:
+    """12 = 12 CJK characters or 8 English words."""
+    return len(_CJK_RE.findall(text)) + 1.5 * len(_WORD_RE.findall(text))
+
+
+def is_list_like(text: str) -> bool:
+    """A keyword list or dump rather than a sentence: short comma-separated segments, spaces between
+    CJK words, CJK without function characters, or English content words without function words."""
+    if not re.search(r"[=≈≤≥←]", text):
+        if len(_CJK_GAP_RE.findall(text)) >= 3:
+            return True
+        n_cjk = len(_CJK_RE.findall(text))
+        if n_cjk >= 8 and not _ZH_FUNCTION_RE.search(text) and len(_WORD_RE.findall(text)) <= 2:
+            return True
+        words = [
+            w.lower()
+            for w in re.findall(r"\b[A-Za-z]{3,}\b|\b(?:a|an|as|at|be|by|in|is|it|of|on|or|to)\b", text)
+        ]
+        n_function = sum(w in _EN_FUNCTION for w in words)
+        if n_cjk < 4 and len(words) - n_function >= 6 and n_function < 2 and not re.search(r"[:,;()=]", text):
+            return True
+        tokens = text.split()
+        if (
+            len(tokens) >= 5
+            and not n_function
+            and not re.search(f"[{_CJK}]{{5}}|[的了是就把被会也都还要能没而所因则时]", text)
+        ):
+            return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
+    segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
+    return len(segments) >= 3 and sum(size(s) < 7 for s in segments) >= 0.75 * len(segments)
+
+
+_CLAUSE_CUT_RE = re.compile(r"[,;:、。!?]\s*|\.\s+")
+
+
+def trim_quote(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> str:
+    """At most QUOTE_MAX characters of ``text[start:end]`` around the hits, cut at clause ends."""
+    if end - start <= QUOTE_MAX:
+        return text[start:end].strip()
+    lo, hi = min(s for s, _ in spans), max(e for _, e in spans)
+    cuts = sorted({start, end, *(m.end() for m in _CLAUSE_CUT_RE.finditer(text, start, end))})
+    a = max(c for c in cuts if c <= lo)
+    b = min(c for c in cuts if c >= hi)
+    while True:  # widen clause by clause while it fits
+        wider = [c for c in cuts if c > b and c - a <= QUOTE_MAX][:1] or [
+            c for c in cuts if c < a and b - c <= QUOTE_MAX
+        ][-1:]
+        if not wider:
+            break
+        a, b = min(a, wider[0]), max(b, wider[0])
+    if b - a > QUOTE_MAX:
+        a = a if lo - a < QUOTE_MAX // 4 else lo
+        space = text.rfind(" ", a + QUOTE_MAX // 2, a + QUOTE_MAX)
+        return text[a : space if space > 0 else a + QUOTE_MAX].strip()
+    return text[a:b].strip()
+
+
+# -- salad ----------------------------------------------------------------------------------------------
+
+_CJK_CHAR_RE = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+_TOKEN_RE = re.compile(r"[A-Za-z]+|\d+(?:\.\d+)?|[\u3400-\u4dbf\u4e00-\u9fff]")
+# the connectives and function characters a salad strings the rubric's words together with
+_GLUE_RE = re.compile(
+    r"因为|所以|导致|当|时|则|而|就|的|了|是|在|会|和|与|及|也|都|上|下|中|一|个|被|把|让|使"
+    r"|\b(?:because|so|therefore|causes?|leads?|to|when|if|the|a|an|is|are|of|and|then|which|in|on)\b",
+    re.I,
+)
+#: a salad: at least this share of the answer's tokens are the rubric's own words or mere glue
+SALAD_COVERAGE = 0.82
+SALAD_MIN_TOKENS = 12
+
+
+def rubric_coverage(text: str, spans: list[tuple[int, int]]) -> tuple[float, int]:
+    """(share of the answer's tokens covered by the rubric's concept hits or glue words, token count)."""
+    covered = bytearray(len(text))
+    for a, b in spans:
+        covered[a:b] = b"\x01" * (b - a)
+    for m in _GLUE_RE.finditer(text):
+        covered[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+    tokens = list(_TOKEN_RE.finditer(text))
+    if not tokens:
+        return 0.0, 0
+    return sum(any(covered[m.start() : m.end()]) for m in tokens) / len(tokens), len(tokens)

@@ -1,0 +1,366 @@
+"""Claims, not co-occurring words (issue 23): every fragment the issue quotes, as a full realistic answer.
+
+Each answer was written and labelled per criterion, as a careful grader would, BEFORE the scorer was
+changed for it (label before you tune); the labels are never adjusted to the scorer. Then: the sentence
+that causes a denial, a retraction or a misconception is quoted with its ✗ (evidence and comment), and a
+keyword salad gets a low-confidence flag and at most half of the item's points on every item.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autograder.authoring import agreement
+from autograder.grading.written import LOW_CONFIDENCE, suggest
+
+ROOT = Path(__file__).resolve().parents[1]
+L16, L03 = "16-asymmetric-pipeline", "03-load-imbalance"
+ITEMS = {lesson: agreement.written_items(lesson) for lesson in (L16, L03)}
+
+# id -> (lesson, item, answer, {criterion: label}, fragment a ✗ must quote or None)
+CASES = {
+    # retraction: "其实是异步发出的…所以第一种阻塞…并不存在"
+    "q1-async-retraction": (
+        L16,
+        "q1",
+        "上游饥饿：在 [30,10,10,20] 里 stage 0 每 30 ms 才交出一个微批次，stage 1 算完 10 ms 后只能空等输入。"
+        "下游背压：在 [20,10,10,30] 里 stage 3 最慢，stage 2 的 send 因为下游还没发出 recv 而阻塞。"
+        "不过我又查了一下，NCCL 的 send 其实是异步发出的，调用马上返回，所以第一种阻塞（发送阻塞）在实际中并不存在。",
+        {"backpressure": 0, "upstream_starvation": 1},
+        "并不存在",
+    ),
+    # affirmative counter-design with no negation word
+    "q3-wait-for-new-frame": (
+        L16,
+        "q3",
+        "视觉 10 Hz、控制 100 Hz，两边各自按自己的频率运行，中间放一个只保留最新 latent 的缓冲区，控制回路每次读最新值。"
+        "回传给视觉的梯度滞后 Δt 步，我用 λ^Δt 衰减它的权重。"
+        "但为了安全，控制回路还是应该每次等视觉给出新的一帧再出动作。",
+        {"decoupled_clocks": 0, "staleness_stabiliser": 1},
+        "还是应该每次等视觉给出新的一帧",
+    ),
+    "03q1-not-an-advantage": (
+        L03,
+        "q1",
+        "第一，各阶段耗时稳定、可以预测时，静态调度没有每一步的决策开销，而动态调度每次都要决定下一个做什么，所以静态更快。"
+        "第二，需要可复现时，静态调度每次执行顺序相同，便于调试。"
+        "不过可复现只是调试方便，不算静态调度的优势。",
+        {"situations": 0.5},
+        None,  # its second situation reads as a short list ("第二，需要可复现时，…，便于调试"): not met anyway
+    ),
+    "03q1-not-an-advantage-long": (
+        L03,
+        "q1",
+        "第一，各阶段耗时稳定、可以预测时，静态调度没有每一步的决策开销，而动态调度每次都要决定下一个做什么，所以静态更快。"
+        "第二，需要可复现的时候，静态调度每次的执行顺序都相同，出了问题很容易复现和调试。"
+        "不过可复现只是调试方便，不算静态调度的优势。",
+        {"situations": 0.5},
+        "不算静态调度的优势",
+    ),
+    "q2-only-an-approximation": (
+        L16,
+        "q2",
+        "m→∞ 时气泡率趋于下限 1 − t̄/t_max，而不是 0，增大 m 只能摊薄预热和排空。"
+        "显存：1F1B 下阶段 p 的激活峰值为 min(m, P−p)·M_p，越靠前越大；GPipe 则要存 m 个。"
+        "代价：b 不变时全局批 m·b·DP 膨胀，要重调学习率。"
+        "不过这个下限其实只是 m 很小时的近似，m 足够大时气泡还是会趋于 0。",
+        {"bubble_floor": 0, "inflight_formula": 1, "side_effects": 0.5},
+        "其实只是",
+    ),
+    # fluent but wrong: the causal direction reversed
+    "q1-fast-stage-causes-backpressure": (
+        L16,
+        "q1",
+        "Starvation: in [30,10,10,20] stage 0 is the bottleneck, so stage 1 finishes in 10 ms and then waits for "
+        "its input because the upstream stage has not produced it yet. Backpressure: the fast stage causes "
+        "backpressure on the others, because it sends its outputs downstream so quickly that the slow stages' "
+        "buffers fill up and their sends block.",
+        {"backpressure": 0, "upstream_starvation": 1},
+        "the fast stage causes backpressure on the others",
+    ),
+    "03q2-gpu-utilisation": (
+        L03,
+        "q2",
+        "误区一：按层数平均切分并不等于负载均衡，因为各层耗时不同，大 FFN 层比别的层重 1.8 倍。"
+        "暴露它的测量：看每个阶段的 GPU 利用率，利用率低的阶段就是在等别人。"
+        "误区二：盲目增大 m 消除不了失衡造成的气泡，气泡率趋于 1 − t̄/t_max。"
+        "暴露它：实测气泡率，本课 m=16 时实测约 50.8%，而均匀公式给 30.4%。",
+        {"layer_count": 0.5, "layer_measure": 0, "more_microbatches": 0.5, "bubble_measure": 0.5},
+        "GPU 利用率",
+    ),
+    "03q2-bubble-grows-with-m": (
+        L03,
+        "q2",
+        "误区一：按层数均分不等于均衡，因为各层耗时不同（大 FFN 层重 1.8 倍）；用 profiler 实测每个阶段的耗时就能看出来，"
+        "不均衡比 max/mean 为 1.636。误区二是 m 加得还不够：the bubble grows with m，实测的气泡率和公式都显示"
+        "m 越大气泡越大，所以应该减小 m。",
+        {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0, "bubble_measure": 0},
+        "the bubble grows with m",
+    ),
+    # partially wrong
+    "q1-blocking-recv-upstream": (
+        L16,
+        "q1",
+        "饥饿：[30,10,10,20] 中 stage 0 最慢，stage 1 每个微批次只算 10 ms，然后要等上游 stage 0 交出下一个输入，所以空等。"
+        "背压：阻塞式的 recv 会一直等上游把数据发过来，stage 2 的 recv 阻塞在那里等上游，这就是背压。",
+        {"backpressure": 0, "upstream_starvation": 1},
+        "recv",
+    ),
+    "03q2-variance": (
+        L03,
+        "q2",
+        "误区一：按层数均分不等于负载均衡，因为每层耗时不同。暴露它：看各阶段耗时的方差，方差大就说明不均衡。"
+        "误区二：盲目加 m 消除不了气泡，气泡率只会趋于 1 − t̄/t_max 这个下限；暴露它要实测 makespan 算出气泡率，"
+        "本课 m=16 实测约 50.8%，而均匀公式给 30.4%。",
+        {"layer_count": 0.5, "layer_measure": 0, "more_microbatches": 0.5, "bubble_measure": 0.5},
+        "方差",
+    ),
+    "q2-bare-formula": (
+        L16,
+        "q2",
+        "气泡下限：m→∞ 时气泡率趋于 1 − t̄/t_max 而不是 0，因为快阶段每个周期都要等最慢的阶段。"
+        "显存：阶段 p 的激活峰值是 (P−p)·A_p，A_p 是一个微批次在该阶段的激活，所以越靠前的阶段显存越大。"
+        "代价：全局批固定时微批次变小，GEMM 效率下降。",
+        {"bubble_floor": 0.5, "inflight_formula": 0.5, "side_effects": 0.5},
+        None,
+    ),
+    "q3-any-buffer": (
+        L16,
+        "q3",
+        "视觉和控制各自按自己的频率运行（视觉 10 Hz，控制 100 Hz），中间用一个缓冲区连接，控制回路从缓冲区取数据。"
+        "回传给视觉的梯度是几步之前的，陈旧了 Δt 步，所以我用 λ^Δt 衰减它。",
+        {"decoupled_clocks": 0.5, "staleness_stabiliser": 1},
+        None,
+    ),
+    # missed wording
+    "03q2-blind-m-16-to-32": (
+        L03,
+        "q2",
+        "误区一：按层数均分不等于负载均衡，因为各层耗时不同；用 profiler 实测每个阶段的耗时就能暴露它，"
+        "不均衡比 max/mean = 1.636。误区二：盲目加 m。把 m 从 16 提到 32 也消除不了失衡造成的气泡，"
+        "因为它趋于 1 − t̄/t_max；实测 m=16 的气泡率约 50.8%，而均匀公式给 30.4%，差距就是失衡造成的。",
+        {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0.5, "bubble_measure": 0.5},
+        None,
+    ),
+    "q2-does-not-vanish-with-m": (
+        L16,
+        "q2",
+        "非对称气泡有一个下限 1 − t̄/t_max，它不会随 m 消失，因为快阶段每个周期都要等最慢的阶段。"
+        "1F1B 下阶段 p 的激活峰值 = min(m, P−p)·M_p，越靠前越大，而 GPipe 要存 m 个。"
+        "代价：b 不变时全局批 m·b·DP 变大，需要重调超参。",
+        {"bubble_floor": 0.5, "inflight_formula": 1, "side_effects": 0.5},
+        None,
+    ),
+    "q3-async-non-blocking": (
+        L16,
+        "q3",
+        "视觉进程和控制进程异步、互不阻塞：视觉把最新的 latent 写进只有一个槽位的缓冲区，控制回路每次读最新值就出动作。"
+        "陈旧：视觉一侧收到的梯度滞后 Δt 步，所以用 λ^Δt 衰减这些梯度，并给陈旧度设上界。",
+        {"decoupled_clocks": 1, "staleness_stabiliser": 1},
+        None,
+    ),
+    "03q2-m-arrow": (
+        L03,
+        "q2",
+        "误区一：按层数均分 ≠ 均衡，因为各层耗时不同（大 FFN 层重 1.8 倍），用 profiler 实测每个阶段的耗时就能看出来"
+        "（max/mean = 1.636）。误区二：m↑ 也消除不了失衡的气泡，气泡率趋于 1 − t̄/t_max；"
+        "实测 m = 16 的气泡率约 50.8%，均匀公式给 30.4%。",
+        {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0.5, "bubble_measure": 0.5},
+        None,
+    ),
+    # a correct sentence read as a denial (was 1.5 of 2)
+    "q2-floor-independent-of-m": (
+        L16,
+        "q2",
+        "m→∞ 时气泡率趋于 1 − t̄/t_max。这个下限与 m 无关，不会趋于 0，因为快阶段每个周期都在等最慢的阶段，"
+        "增大 m 只能摊薄预热和排空。阶段 p 的激活峰值为 min(m, P−p)·M_p（M_p 为一个微批次在该阶段的激活），"
+        "越靠前越大。代价：全局批 m·b·DP 膨胀，需要重调学习率。",
+        {"bubble_floor": 0.5, "inflight_formula": 1, "side_effects": 0.5},
+        None,
+    ),
+    # negation scoped to one example, not to the mechanism
+    "q1-no-backpressure-in-the-example": (
+        L16,
+        "q1",
+        "No backpressure in [30,10,10,20]; it needs a slower downstream stage. There stage 1 only starves: "
+        "stage 0 takes 30 ms per micro-batch, so stage 1 finishes in 10 ms and waits for its input from "
+        "upstream. In [20,10,10,30] stage 3 is slower: it is still computing the previous micro-batch and has "
+        "not posted its recv, so stage 2's blocking send cannot complete and the wait propagates upstream.",
+        {"backpressure": 1, "upstream_starvation": 1},
+        None,
+    ),
+}
+
+
+# Labelled as the issue's grader did, but the scorer disagrees for a reason outside this change (kept
+# visible: the label is never moved to the scorer).
+KNOWN_GAPS = {
+    "q2-bare-formula": "half credit for (P−p)·A_p without min(m,·) conflicts with the corpus labels, which "
+    "accept bare P−p (written_corpus README; 16/q2-t10 'P−p（未写 min）也接受'): the rule drops the held-out "
+    "part; and the terse cost sentence '全局批固定时微批次变小，GEMM 效率下降' reads as a keyword list",
+}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[c])) if c in KNOWN_GAPS else c
+        for c in sorted(CASES)
+    ],
+)
+def test_a_careful_graders_score(case):
+    lesson, item_id, answer, labels, _ = CASES[case]
+    item = ITEMS[lesson][item_id]
+    assert set(labels) == {c["id"] for c in item["criteria"]}
+    s = suggest(answer, item)
+    got = {e["criterion"]: e for e in s.evidence}
+    assert s.score == sum(labels.values()), s.comment
+    for cid, label in labels.items():
+        crit = next(c for c in item["criteria"] if c["id"] == cid)
+        if label == float(crit["points"]):
+            assert got[cid]["met"], s.comment
+
+
+@pytest.mark.parametrize("case", sorted(c for c in CASES if CASES[c][4]))
+def test_every_cross_quotes_the_sentence_that_caused_it(case):
+    """The ✗ of a denied, retracted or misread criterion quotes the student's sentence that caused it,
+    in the evidence (review page, feedback) and in the comment, as every ✓ quotes its evidence."""
+    lesson, item_id, answer, labels, fragment = CASES[case]
+    s = suggest(answer, ITEMS[lesson][item_id])
+    crossed = [e for e in s.evidence if not e["met"]]
+    assert crossed, s.comment
+    assert any(fragment in e["quote"] for e in crossed), s.evidence
+    assert any(fragment in line and "✗" in line for line in s.comment.splitlines()), s.comment
+
+
+SALADS = {  # rubric terms and causal connectives, no explanation (each item)
+    (L16, "q1"): (
+        "因为背压所以饥饿，上游阻塞导致下游 send 晚到，当 recv 缓冲时上游空等，所以下游背压，"
+        "因为 P2P 发送阻塞导致上游饥饿。"
+    ),
+    (L16, "q2"): (
+        "因为下限所以气泡，min(m, P−p)·M_p 导致显存增大 m，当 1 − t̄/t_max 时全局批膨胀，"
+        "所以 GEMM 效率下降导致气泡下限。"
+    ),
+    (L16, "q3"): (
+        "因为解耦所以最新缓冲区，多速率导致陈旧梯度 Δt，当 λ^Δt 衰减时各自的频率缓冲，"
+        "所以陈旧梯度导致解耦衰减。"
+    ),
+    (L03, "q1"): (
+        "因为耗时稳定所以决策开销，显存上限导致贪心更慢，当提前测出耗时时重新切分，"
+        "所以通信提前规划导致可复现顺序相同。"
+    ),
+    (L03, "q2"): (
+        "因为按层数均分所以不等于均衡，实测每个阶段导致增大 m 消除不了，当气泡率 50.8% 时公式 30.4%，"
+        "所以 profiler 导致 makespan 下限。"
+    ),
+}
+
+
+ENGLISH_SALADS = [
+    (
+        (L16, "q1"),
+        "Because backpressure causes starvation, the upstream blocking send leads to the downstream recv buffer, "
+        "so when upstream starves the downstream backpressure blocks the send because the P2P send is late.",
+    ),
+    (
+        (L16, "q3"),
+        "Because decoupled latest buffer, the multi-rate stale gradients decay when the own rate buffer is "
+        "stale, so decoupled clocks damp the stale latest gradients with a lambda decay.",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "key, text", [(k, SALADS[k]) for k in sorted(SALADS)] + ENGLISH_SALADS, ids=lambda x: str(x)[:30]
+)
+def test_a_keyword_salad_is_flagged_and_capped_at_half(key, text):
+    lesson, item_id = key
+    item = ITEMS[lesson][item_id]
+    s = suggest(text, item)
+    assert s.score <= float(item["points"]) / 2, s.comment
+    assert s.confidence == "low" and any(f.startswith(LOW_CONFIDENCE) for f in s.flags), s.flags
+    assert "capped at half" in s.comment
+
+
+@pytest.mark.parametrize("lesson", [L16, L03])
+def test_sincere_answers_are_not_salad(lesson):
+    """The reference answers keep high confidence and full marks."""
+    nb = json.loads(next((ROOT / "solutions" / lesson).glob("*.ipynb")).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "markdown" and meta.get("solution") and meta.get("grade"):
+            src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            s = suggest(src, ITEMS[lesson][meta["grade_id"]])
+            assert s.confidence == "high", (meta["grade_id"], s.flags)
+
+
+def _answer(student: str, text: str, item: dict):
+    from autograder.review.answer_groups import answer_of
+
+    s = suggest(text, item)
+    return answer_of(student, text, s.points, s.score, s.evidence, flags=s.flags)
+
+
+def test_low_confidence_groups_come_first_and_crosses_are_quoted_inert_on_the_review_page():
+    """The answer groups sort low-confidence suggestions first and mark them; a ✗ shows its note and the
+    student's sentence that caused it, escaped (a quote is data, never markup)."""
+    from autograder.core.registry import lessons
+    from autograder.review.answer_groups import group_answers
+    from autograder.review.group_page import render_item
+    from autograder.review.groups import ItemReview
+
+    item = ITEMS[L16]["q1"]
+    good = CASES["q1-no-backpressure-in-the-example"][2]
+    hostile = CASES["q1-fast-stage-causes-backpressure"][2].replace(
+        "on the others", 'on the others `<script>alert("x")</script>`'
+    )
+    answers = [_answer(f"g{i}", good, item) for i in range(3)]
+    answers += [_answer("h1", hostile, item), _answer("s1", SALADS[(L16, "q1")], item)]
+    groups = group_answers("q1", answers)
+    assert groups[0].low_confidence and groups[0].representative.student_id == "s1"  # the salad
+    assert not any(g.low_confidence for g in groups[1:])
+    assert "<script>" in next(e["quote"] for e in groups[-1].representative.evidence if not e["met"])
+    rubric_item = next(it for it in lessons()[L16].rubric.written_items if it.id == "q1")
+    html = render_item(ItemReview(L16, rubric_item, groups), "/", "")
+    outliers = html[html.index('id="outliers"') :]  # groups of two or more come in their own section
+    assert outliers.index("low confidence") < outliers.index("因果方向反了")  # the salad before h1
+    assert "<script>alert" not in html and "&lt;script&gt;" in html
+    assert "因果方向反了" in html and "the fast stage causes backpressure on the others" in html
+
+
+def test_feedback_quotes_the_sentence_behind_a_cross_inert():
+    from autograder.core.results import SubmissionResult
+    from autograder.reporting import feedback
+
+    text = CASES["q1-async-retraction"][2].replace("并不存在。", '并不存在<img src=x onerror="alert(1)">。')
+    s = suggest(text, ITEMS[L16]["q1"])
+    cross = next(e for e in s.evidence if e["criterion"] == "backpressure")
+    assert not cross["met"] and "并不存在" in cross["quote"]
+    page = feedback.render(SubmissionResult("s1", L16, "nb.ipynb", items=[s.to_item_result()]))
+    quoted = page[page.index("backpressure") :]
+    assert "并不存在" in quoted and "<blockquote>" in quoted
+    assert "<img" not in page and 'onerror="alert' not in page
+
+
+def test_no_retraction_reversal_negation_or_salad_of_the_tuning_part_above_half():
+    m = agreement.report("tune")["overall"]
+    assert m["bad_n"] >= 10 and m["bad_max"] <= 0.5, m
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [({"pattern": "(", "why": "x"}, "bad misreading"), ({"pattern": "a"}, "needs a why")],
+)
+def test_a_malformed_misreading_is_a_clear_rubric_error(entry, message):
+    import copy
+
+    from autograder.grading.written import validate_item
+
+    item = copy.deepcopy(ITEMS[L16]["q1"])
+    item["criteria"][0]["misreadings"] = [entry]
+    with pytest.raises(ValueError, match=message):
+        validate_item(item)
