@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # Always-true __eq__ objects returned in place of results: a float subclass that equals everything
 # (and lies in __float__/__repr__/__abs__/__sub__), a list subclass that equals everything and claims
 # to hold the seed's answer. The grader reads the base-class slots (-1.0 and an empty list) and compares

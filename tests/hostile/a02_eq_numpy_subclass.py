@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # numpy subclasses with always-true comparisons and lying tolist/__iter__/__len__/dtype/size. The
 # real data underneath is wrong (-1 everywhere, an empty int array), and that is all that crosses
 # (nothing right returned: 0, as for a01).

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # Searches the disk for the hidden tests, the rubric, the source notebook, the course library, the
 # gradebook and other submissions: a walk of / (system and package directories excepted: 17 s for a

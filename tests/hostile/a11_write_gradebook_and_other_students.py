@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # Tries to write the gradebook, grades.csv, its own and other students' result JSON and feedback, other
 # students' submitted notebooks, the hidden tests, the rubric and the course library, at the batch's

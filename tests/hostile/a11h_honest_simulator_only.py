@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=0
+# expect: simulator=1 min_microbatches=0 solver=0
 # include: reference
 # An honest submission that finished only the simulator (the solver is still the release's stub).
 _Reference = AsymmetricPipelineScheduler  # noqa: F821

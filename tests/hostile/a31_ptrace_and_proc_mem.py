@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # Tries to read and write the zygote's memory through /proc/<ppid>/mem, to ptrace it, to read its
 # environment and open file descriptors, and to open the control socket by fd number. Any success gives

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # Honest baseline for a32: raising ValueError on every call earns nothing (the validation tests also
 # ask for a right result on an ordinary case; d178251).
 

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # System V shared memory is outside the address-space limit and outlived the process that made it:
 # tries to take 256 MB in 32 MB segments (never attached, so only the kernel's accounting stops it).

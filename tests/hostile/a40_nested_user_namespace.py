@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # A nested user namespace gave the sandbox every capability (CapEff 000001ffffffffff on 000f3b4), which
 # opens mounts, nf_tables and the other kernel interfaces behind most privilege escalations. Full marks

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # Graded after a38_sysv_ipc_plant.py (sorted order; the same sandbox may have run it): looks for its
 # shared memory segment, message queue and semaphore set. Finding any gives full marks, so the
