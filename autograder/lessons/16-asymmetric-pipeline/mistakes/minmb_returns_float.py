@@ -1,4 +1,4 @@
-# expect: simulator=1 min_microbatches=0.96875 solver=2
+# expect: simulator=1 min_microbatches=0.9688 solver=2
 # include: reference
 # min_microbatches mistake: the right m, returned as a float (17.0): the contract asks for an int. Loses
 # only the return-type test (0.5 of 16 -> 1 - 0.03125); the value tests accept an integral float.

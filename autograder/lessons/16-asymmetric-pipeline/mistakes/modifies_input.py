@@ -1,4 +1,4 @@
-# expect: simulator=0.96875 min_microbatches=1 solver=2
+# expect: simulator=0.9688 min_microbatches=1 solver=2
 # include: reference
 # Right numbers, but the simulator sorts the caller's list in place to find the bottleneck (harmless
 # for the result, which does not depend on the order, but it changes the caller's data). Loses only

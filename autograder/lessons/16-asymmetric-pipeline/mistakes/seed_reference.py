@@ -1,4 +1,4 @@
-# expect: simulator=0.90625 min_microbatches=0 solver=1.75
+# expect: simulator=0.9062 min_microbatches=0 solver=1.75
 # The seed's original reference, unchanged apart from formatting. Its forward-flow numbers are right,
 # but: it validates nothing (simulator loses the validation test, 1 of 16; solver loses it, 2 of 16,
 # e.g. total_layers < num_stages returns [1] * num_stages, which breaks conservation instead of raising),
