@@ -53,3 +53,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not GOT:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not GOT:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

@@ -41,3 +41,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not PLANTED:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not PLANTED:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

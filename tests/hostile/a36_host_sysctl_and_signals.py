@@ -50,3 +50,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not DONE:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not DONE:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

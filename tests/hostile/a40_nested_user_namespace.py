@@ -23,3 +23,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not _OK:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not _OK:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

@@ -22,3 +22,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not FOUND:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not FOUND:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)
