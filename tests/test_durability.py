@@ -42,7 +42,9 @@ def build_class(subs: Path, out: Path) -> dict[str, dict]:
     """~14 submissions: the reference, typical mistakes, three slow ones (so the kill lands mid-batch)
     and one that tries to write the gradebook from inside its sandbox."""
     release = json.loads(RELEASE.read_text(encoding="utf-8"))
-    codes: dict[str, str] = {"s00-reference": "# expect: simulator=1 min_microbatches=1 solver=2\n" + REFERENCE}
+    codes: dict[str, str] = {
+        "s00-reference": "# expect: simulator=1 min_microbatches=1 solver=2\n" + REFERENCE
+    }
     for path in sorted(MISTAKES.glob("*.py"))[:8]:
         codes[f"s-{path.stem.replace('_', '-')}"] = mistake_code(path)
     for i in range(3):
