@@ -11,3 +11,6 @@ class AsymmetricPipelineScheduler:
         self, total_layers, layer_cost, s0_fixed_cost, s_tail_fixed_cost, num_stages
     ):
         raise ValueError("always")
+
+    def min_microbatches_for_bubble(self, stage_latencies, target_bubble):
+        raise ValueError("always")
