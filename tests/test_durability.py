@@ -42,13 +42,15 @@ def build_class(subs: Path, out: Path) -> dict[str, dict]:
     """~14 submissions: the reference, typical mistakes, three slow ones (so the kill lands mid-batch)
     and one that tries to write the gradebook from inside its sandbox."""
     release = json.loads(RELEASE.read_text(encoding="utf-8"))
-    codes: dict[str, str] = {"s00-reference": "# expect: simulator=2 solver=2\n" + REFERENCE}
+    codes: dict[str, str] = {
+        "s00-reference": "# expect: simulator=1 min_microbatches=1 solver=2\n" + REFERENCE
+    }
     for path in sorted(MISTAKES.glob("*.py"))[:8]:
         codes[f"s-{path.stem.replace('_', '-')}"] = mistake_code(path)
     for i in range(3):
-        codes[f"s9{i}-slow"] = "# expect: simulator=0 solver=2\n" + REFERENCE + SLOW
+        codes[f"s9{i}-slow"] = "# expect: simulator=0 min_microbatches=1 solver=2\n" + REFERENCE + SLOW
     codes["s50-writes-gradebook"] = (
-        "# expect: simulator=2 solver=2\n"
+        "# expect: simulator=1 min_microbatches=1 solver=2\n"
         + REFERENCE
         + f"""
 import sqlite3

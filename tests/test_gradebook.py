@@ -397,8 +397,9 @@ def test_lesson_16_source_registers_its_rubric_items(tmp_path):
         nb = gb.find_notebook("asymmetric_pipeline", "16-asymmetric-pipeline")
         cells = {c.name: (c.cell_type, c.max_score) for c in nb.grade_cells}
         written = {c.name for c in nb.solution_cells}
-    assert {k: v for k, v in cells.items() if k in ("simulator", "solver")} == {
-        "simulator": ("code", 2.0),
+    assert {k: v for k, v in cells.items() if k in ("simulator", "min_microbatches", "solver")} == {
+        "simulator": ("code", 1.0),
+        "min_microbatches": ("code", 1.0),
         "solver": ("code", 2.0),
     }
     assert all(cells[q] == ("markdown", 2.0) and q in written for q in ("q1", "q2", "q3"))

@@ -60,9 +60,11 @@ if not LEAKED:
             raise NotImplementedError
         def solve_optimal_layer_partition(self, *a, **k):
             raise NotImplementedError
+        def min_microbatches_for_bubble(self, *a, **k):
+            raise NotImplementedError
 """
 # The hostile cases carry the reference's code; the extra-credit challenge is taken out of it so that
-# their expected score is 0 (simulator and solver still show any gain from an attack).
+# their expected score is 0 (the regular code items still show any gain from an attack).
 NO_CHALLENGE = "\n\ndef simulate_1f1b(*a, **k):\n    raise NotImplementedError\n"
 
 

@@ -203,7 +203,11 @@ def test_the_default_zip_builds_and_grades_with_the_uid_isolation(container_root
     assert "isolation: separate uid" in stdout
     assert data["score"] >= 4 and data["extra_data"]["status"] == "ok", data["output"]
     items = data["extra_data"]["items"]
-    assert items["simulator"]["score"] == 2.0 and items["solver"]["score"] == 2.0, items
+    assert {k: items[k]["score"] for k in ("simulator", "min_microbatches", "solver")} == {
+        "simulator": 1.0,
+        "min_microbatches": 1.0,
+        "solver": 2.0,
+    }, items
 
 
 def test_hostile_submissions_gain_nothing_without_user_namespaces(container_root):
@@ -228,6 +232,8 @@ def test_hostile_submissions_gain_nothing_without_user_namespaces(container_root
                         raise NotImplementedError
                     def solve_optimal_layer_partition(self, *a, **k):
                         raise NotImplementedError
+                    def min_microbatches_for_bubble(self, *a, **k):
+                        raise NotImplementedError
             """
     )
     cases = {
@@ -240,7 +246,8 @@ def test_hostile_submissions_gain_nothing_without_user_namespaces(container_root
         data, _ = run_in_container(container_root, _hostile(container_root, code))
         assert data["extra_data"]["isolation"].startswith("separate uid"), name
         items = data["extra_data"]["items"]
-        assert items["simulator"]["score"] == 0 and items["solver"]["score"] == 0, (name, data["output"])
+        scores = [items[k]["score"] for k in ("simulator", "min_microbatches", "solver")]
+        assert scores == [0, 0, 0], (name, data["output"])
         assert "forged" not in json.dumps(data), name
     assert hidden_test.read_bytes() == before
     assert "planted" not in (root / "run_autograder").read_text()

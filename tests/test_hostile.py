@@ -202,7 +202,8 @@ def test_at_least_thirty_hostile_submissions():
     hostile = [s for s in snippets() if "honest" not in s]
     assert len(hostile) >= 30
     for student, path in snippets().items():
-        assert set(parse_expectations(path.read_text(encoding="utf-8"))) == {"simulator", "solver"}, student
+        stated = set(parse_expectations(path.read_text(encoding="utf-8")))
+        assert stated == {"simulator", "min_microbatches", "solver"}, student
 
 
 # enforced only where the grader prepares the sandbox's IPC namespace (root: see bwrap.Stage.wrap)
@@ -218,7 +219,7 @@ def _skip_unless_root_grader(student: str) -> None:
 def test_exact_score(batch, student):
     _skip_unless_root_grader(student)
     res = batch["results"][student]
-    # simulator and solver: the hostile files carry the reference's code, whose extra-credit challenge
+    # simulator, min_microbatches and solver: the hostile files carry the reference's code, whose extra-credit challenge
     # (simulate_1f1b) they leave alone
     got = {it.id: it.score for it in res.items if it.kind == "code" and not it.extra_credit}
     assert got == batch["expected"][student], (
@@ -258,7 +259,9 @@ GRADEBOOK_ROWS = (
 def test_gradebook_has_exactly_one_row_per_student_with_the_engine_scores(batch):
     db = sqlite3.connect(batch["out"] / "gradebook.db")
     try:
-        rows = db.execute(GRADEBOOK_ROWS + " WHERE base_cell.name IN ('simulator', 'solver')").fetchall()
+        rows = db.execute(
+            GRADEBOOK_ROWS + " WHERE base_cell.name IN ('simulator', 'min_microbatches', 'solver')"
+        ).fetchall()
     finally:
         db.close()
     seen: dict[tuple[str, str], float] = {}
@@ -309,7 +312,7 @@ def test_fallback_without_bwrap_is_reported_and_still_contains_processes(tmp_pat
     assert processes_with(marker) == []
     for res in results.values():
         got = {it.id: it.score for it in res.items if it.kind == "code"}
-        assert got == {"simulator": 2.0, "solver": 2.0, "challenge": 2.0}
+        assert got == {"simulator": 1.0, "min_microbatches": 1.0, "solver": 2.0, "challenge": 2.0}
         assert res.isolation.startswith("fallback") and "NOT a sandbox" in res.isolation
         page = (tmp_path / "out" / "feedback" / res.student_id / f"{ASSIGNMENT}.html").read_text(
             encoding="utf-8"
@@ -339,7 +342,7 @@ def grade_snippets(
 
 
 def code_scores(res) -> dict[str, float]:
-    """simulator and solver (the hostile files' expect lines; the extra-credit challenge is the reference's)."""
+    """simulator, min_microbatches and solver (the hostile files' expect lines; the extra-credit challenge is the reference's)."""
     return {it.id: it.score for it in res.items if it.kind == "code" and not it.extra_credit}
 
 
@@ -525,7 +528,7 @@ def test_lone_surrogates_nul_and_rtl_in_a_submission_are_graded_not_fatal(malfor
     overrides are made encodable when they enter; the code is graded as usual."""
     for student in ("honest", "odd-answers", "odd-code", "odd-metadata"):
         row = _row(malformed_batch, student)
-        assert (row["simulator"], row["solver"]) == ("2", "2"), row
+        assert (row["simulator"], row["min_microbatches"], row["solver"]) == ("1", "1", "2"), row
         assert not row["status"].startswith("error"), row
     by_id = {r.student_id: r for r in malformed_batch["results"]}
     assert any("U+FFFD" in m for m in by_id["odd-answers"].messages)

@@ -5,7 +5,7 @@ checked for every lesson by tests/test_lessons.py.)
 
 Each file in ``autograder/lessons/16-asymmetric-pipeline/mistakes/`` stands for an exercise class that gets one
 thing wrong (or, for the correct alternatives, nothing) and starts with
-``# expect: simulator=<score> solver=<score>``. Most are patches (``# include: reference``: the reference
+``# expect: simulator=<score> min_microbatches=<score> solver=<score>``. Most are patches (``# include: reference``: the reference
 -- the source notebook's solution code cells, ``autograder.authoring.demo.reference_code`` -- followed by a subclass
 that overrides the one wrong method, expanded by ``autograder.authoring.demo.mistake_code``); the release stub and
 the alternative solutions are complete files. The code is graded by the real engine, through the
@@ -21,7 +21,8 @@ from pathlib import Path
 ASSIGNMENT = Path(__file__).resolve().parent.parent / "autograder" / "lessons" / "16-asymmetric-pipeline"
 MISTAKES = sorted((ASSIGNMENT / "mistakes").glob("*.py"))
 EXPECT = re.compile(
-    r"^# expect: simulator=([0-9.]+) solver=([0-9.]+)(?: challenge=([0-9.]+))?\s*$", re.MULTILINE
+    r"^# expect: simulator=([0-9.]+) min_microbatches=([0-9.]+) solver=([0-9.]+)(?: challenge=([0-9.]+))?\s*$",
+    re.MULTILINE,
 )  # challenge= (extra credit): stated by the files about it, defaulted below for the others
 
 # The catalogue the rubric relies on (demo class, README); more files may be added.
@@ -43,6 +44,16 @@ REQUIRED = {
     "solver_pure_python_quadratic",
     "solver_exponential",
     "bubble_steady_state_limit",
+    # min_microbatches (issue 22): brute force, off-by-one, no floor, uniform formula, float type, no
+    # validation; and a float binary search that must earn everything (the float rules are fair)
+    "minmb_linear_scan",
+    "minmb_simulator_search",
+    "minmb_floor_not_ceil",
+    "minmb_ignores_floor",
+    "minmb_uniform_formula",
+    "minmb_returns_float",
+    "minmb_missing_validation",
+    "minmb_binary_search_ok",
     # null implementations (issue 12): code that does nothing scores 0 on every code item
     "null_pass",
     "null_zeros",
@@ -66,6 +77,6 @@ def test_null_implementations_score_zero_and_half_the_contract_earns_about_half(
     assert len(nulls) >= 6
     for path in nulls:
         m = EXPECT.search(path.read_text(encoding="utf-8"))
-        assert (float(m[1]), float(m[2])) == (0.0, 0.0), path.name
+        assert (float(m[1]), float(m[2]), float(m[3])) == (0.0, 0.0, 0.0), path.name
     m = EXPECT.search((ASSIGNMENT / "mistakes" / "bubble_steady_state_limit.py").read_text(encoding="utf-8"))
-    assert 0.4 <= float(m[1]) / 2 <= 0.6, "right total_time, wrong bubble: about half the simulator item"
+    assert 0.4 <= float(m[1]) / 1 <= 0.6, "right total_time, wrong bubble: about half the simulator item"

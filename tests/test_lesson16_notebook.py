@@ -25,7 +25,7 @@ ASSIGNMENT = "16-asymmetric-pipeline"
 NOTEBOOK = "asymmetric_pipeline.ipynb"
 SOURCE = ROOT / "solutions" / ASSIGNMENT / NOTEBOOK
 RELEASE = ROOT / "lessons" / ASSIGNMENT / NOTEBOOK
-CHECK_CELLS = {"simulator", "solver", "challenge"}  # challenge: the extra-credit check
+CHECK_CELLS = {"simulator", "solver", "min_microbatches", "challenge"}  # challenge: the extra-credit check
 FIGURES = {"fig-gantt-main", "fig-bubble-vs-m", "fig-stage-bars", "fig-gantt-rebalance"}
 
 
@@ -308,6 +308,7 @@ def test_contract_and_exercise_come_before_the_derivation():
         "exercise",
         "simulator",
         "solver",
+        "min_microbatches",
         "derivation-intro",
         "exact-formula",
         "rebalance",
@@ -445,16 +446,19 @@ def test_q1_reference_answer_explains_the_rendezvous_and_what_profilers_show():
 
 
 def test_intro_counts_the_check_cells_that_raise_and_names_contract_three():
-    """Issue 21, point 9: the release has three check cells that raise NotImplementedError (simulator,
-    solver, challenge), and the challenge's docstring names its contract by its heading (契约三)."""
+    """Issue 21, point 9: the release has four check cells that raise NotImplementedError (simulator,
+    solver, min_microbatches, challenge), and each docstring names its contract by its heading (the
+    challenge's is 契约四 since issue 22 made min_microbatches 契约三)."""
     release = ROOT / "lessons" / "16-asymmetric-pipeline" / "asymmetric_pipeline.ipynb"
     cells = json.loads(release.read_text(encoding="utf-8"))["cells"]
     checks = [c for c in cells if "raises-exception" in c.get("metadata", {}).get("tags", [])]
-    assert len(checks) == 3
+    assert len(checks) == 4
     intro = next(c for c in cells if c["id"] == "intro")
-    assert "三个检查单元格" in "".join(intro["source"])
+    assert "四个检查单元格" in "".join(intro["source"])
     src = {c["id"]: "".join(c["source"]) for c in cells}
-    assert "### 契约三" in src["challenge-intro"] and "「契约三」" in src["challenge-exercise"]
+    assert "### 契约四" in src["challenge-intro"] and "「契约四」" in src["challenge-exercise"]
+    assert "### 契约三：`min_microbatches_for_bubble" in src["exercise-intro"]
+    assert "「契约三」" in src["exercise"].split("def min_microbatches_for_bubble", 1)[1]
     assert "挑战题契约" not in src["challenge-exercise"]
 
 
@@ -517,3 +521,48 @@ def test_an_expert_q1_answer_that_denies_backpressure_in_the_main_example_earns_
         "对应的 recv，等待沿反方向传到上游。"
     )
     assert suggest(expert, q1).score == 2.0
+
+
+# ----------------------------------------------------------------------------------------- min_microbatches
+def test_no_text_gives_the_inverse_of_the_bubble():
+    """Issue 22, "derive, not transcribe": task three's answer is not in the text. No markdown cell (nor a
+    release code cell) states the threshold: no ceiling, no solved-for-m form; the closed form and the
+    floor appear only after the exercise (section 3), as for the simulator."""
+    release = json.loads(RELEASE.read_text(encoding="utf-8"))["cells"]
+    texts = [_src(c) for c in _cells() if c["cell_type"] == "markdown"]
+    texts += [_src(c) for c in release if c["cell_type"] == "code"]
+    for text in texts:
+        for revealing in ("\\lceil", "⌈", "ceil(", "m\\ge\\frac", "m \\ge \\frac", "m^*", "m^\\ast"):
+            assert revealing not in text, (revealing, text[:80])
+    intro = _src(next(c for c in _cells() if c["id"] == "exercise-intro"))
+    assert "**任务三" in intro and "没有给出" in intro and "推导" in intro
+    goals = _src(next(c for c in _cells() if c["id"] == "goals"))
+    assert "**推导**" in goals and "最少要多少个微批次" in goals
+
+
+def test_min_microbatches_reference_agrees_with_a_scan_of_its_own_simulator(sched):
+    """The reference's answer is the first m at which the reference simulator's bubble is <= the target
+    (checked by scanning m on random small cases), and None exactly when the scan's bubbles stay above it
+    (the floor 1 − mean/max lies above the target). Fair targets only: 0.01 away from every bubble(m)."""
+    import random
+
+    rng = random.Random(22)
+    checked = unreachable = 0
+    while checked < 60:
+        lat = [float(rng.randint(1, 20)) for _ in range(rng.randint(2, 6))]
+        target = round(rng.uniform(0.0, 0.9), 4)
+        bubbles = [sched.simulate_1f1b_execution(lat, m)[1] for m in range(1, 400)]
+        if min(abs(b - target) for b in bubbles) < 1e-3:
+            continue
+        floor = 1 - sum(lat) / (len(lat) * max(lat))
+        got = sched.min_microbatches_for_bubble(lat, target)
+        first = next((m for m, b in enumerate(bubbles, start=1) if b <= target), None)
+        if first is None and target < floor:
+            assert got is None, (lat, target)
+            unreachable += 1
+        elif first is None:  # reachable, beyond the scan
+            assert got is not None and got >= 400, (lat, target, got)
+        else:
+            assert got == first and type(got) is int, (lat, target, got, first)
+        checked += 1
+    assert unreachable >= 5  # both sides of the floor were exercised

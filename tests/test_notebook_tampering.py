@@ -265,6 +265,9 @@ def test_ipython_magics_are_not_run(tmp_path, release, source):
 def test_tampered_and_broken_notebooks_in_a_batch(tmp_path, release):
     from autograder.classroom.batch import grade_class
 
+    full = {"simulator": 1, "min_microbatches": 1, "solver": 2}  # the regular code items
+    nothing = dict.fromkeys(full, 0)
+
     good = with_code(release, REFERENCE)
     cases: dict[str, tuple[object, str, dict]] = {}
     nb = copy.deepcopy(good)
@@ -272,14 +275,14 @@ def test_tampered_and_broken_notebooks_in_a_batch(tmp_path, release):
     cases["edited-check"] = (
         nb,
         "tampered: locked cell 'simulator' was edited",
-        {"simulator": 2, "solver": 2},
+        full,
     )
     nb = copy.deepcopy(good)
     nb["cells"] = [c for c in nb["cells"] if gid(c) != "solver"][::-1]
     cases["deleted-and-reversed"] = (
         nb,
         "tampered: check cell 'solver' is missing",
-        {"simulator": 2, "solver": 2},
+        full,
     )
     nb = with_code(release, STUB)
     i = index_of(nb, "exercise")
@@ -289,16 +292,16 @@ def test_tampered_and_broken_notebooks_in_a_batch(tmp_path, release):
     cases["duplicated-exercise"] = (
         nb,
         "tampered: cell 'exercise' appears 2 times",
-        {"simulator": 2, "solver": 2},
+        full,
     )
     raw = json.dumps(good, ensure_ascii=False).encode().replace(b"YOUR ANSWER HERE", b"r\xe9ponse", 1)
-    cases["latin1-bytes"] = (raw, "ok", {"simulator": 2, "solver": 2})
-    cases["nbformat3"] = (to_v3(good), "ok", {"simulator": 2, "solver": 2})
+    cases["latin1-bytes"] = (raw, "ok", full)
+    cases["nbformat3"] = (to_v3(good), "ok", full)
     text = json.dumps(good)
     cases["truncated"] = (
         text[: len(text) // 3].encode(),
         "unreadable: not a valid notebook (the file ends early",
-        {"simulator": 0, "solver": 0},
+        nothing,
     )
     subs = tmp_path / "submitted"
     for student, (content, _, _) in cases.items():
@@ -317,7 +320,7 @@ def test_tampered_and_broken_notebooks_in_a_batch(tmp_path, release):
         res = results[student]
         assert res.status.startswith(status), (student, res.status)
         assert rows[student]["status"].startswith(status)
-        # simulator and solver (the extra-credit challenge follows the same rules: not listed per case)
+        # the regular code items (the extra-credit challenge follows the same rules: not listed per case)
         got = {it.id: it.score for it in res.items if it.kind == "code" and not it.extra_credit}
         assert got == scores, (student, res.messages)
     assert any("not valid UTF-8" in m for m in results["latin1-bytes"].messages)

@@ -108,12 +108,12 @@ def test_release_has_no_reference_answers(source, released):
         assert _src(cell).strip() == "YOUR ANSWER HERE"
 
 
-def test_release_stubs_both_methods(released):
+def test_release_stubs_every_method(released):
     (cell,) = [c for c in released["cells"] if _nbg(c).get("grade_id") == "exercise"]
     code = _src(cell)
     compile(code, "exercise", "exec")
-    assert code.count("raise NotImplementedError()") == 2
-    for method in ("simulate_1f1b_execution", "solve_optimal_layer_partition"):
+    assert code.count("raise NotImplementedError()") == 3
+    for method in ("simulate_1f1b_execution", "solve_optimal_layer_partition", "min_microbatches_for_bubble"):
         body = code.split(f"def {method}", 1)[1].split("\n    def ", 1)[0]
         assert "raise NotImplementedError()" in body, f"{method} is not stubbed"
 

@@ -88,7 +88,9 @@ def find_notebook(submission: Path, notebook: str, scratch: Path) -> tuple[Path,
 
 
 def _share(points: float, weight: float, total: float) -> float:
-    return round(points * weight / total, 4) if total else 0.0
+    # 6 decimals: a 1-point item of 16 weight units has shares of 0.03125, which 4 decimals would round so
+    # that an item's test scores no longer add up to its score (tests/test_gradescope.py)
+    return round(points * weight / total, 6) if total else 0.0
 
 
 def results_json(result, config: dict, elapsed: float) -> dict:

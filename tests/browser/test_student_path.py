@@ -52,7 +52,7 @@ def assert_no_error(text: str, what: str) -> None:
 
 
 def test_lesson16_student_path(notebook_ui, artifacts, steps):
-    """Lesson 16: figures render on Run All; reference → ✅ in both checks; a simulator that ignores the
+    """Lesson 16: figures render on Run All; reference → ✅ in the three checks; a simulator that ignores the
     upstream stage → ❌ with expected and actual values in the simulator check."""
     assignment = REPO / "autograder" / "lessons" / "16-asymmetric-pipeline"
     mistakes = assignment / "mistakes"
@@ -77,8 +77,9 @@ def test_lesson16_student_path(notebook_ui, artifacts, steps):
     nb.run_from("exercise")
     sim = nb.wait_output("simulator", r"simulator：可视检查全部通过")
     sol = nb.wait_output("solver", r"solver：可视检查全部通过")
+    inv = nb.wait_output("min_microbatches", r"min_microbatches：可视检查全部通过")
     nb.wait_idle()
-    for text, what in ((sim, "simulator check"), (sol, "solver check")):
+    for text, what in ((sim, "simulator check"), (sol, "solver check"), (inv, "min_microbatches check")):
         assert_no_error(text, what)
         assert text.count("✅") >= 3, text
     assert "✅ [30, 10, 10, 20]、m = 8 的总时间" in sim

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2
+# expect: simulator=1 min_microbatches=1 solver=2
 # include: reference
 # Leaves files where a later submission graded by the same sandbox could find them (/tmp, the
 # worker's scratch directory, its own working directory, HOME) and tries /dev/shm (read-only).

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # Objects that claim to be floats/lists through a __class__ property and a metaclass
 # __instancecheck__/__subclasscheck__, and an exception class whose metaclass fakes its __mro__ to look
 # like a ValueError. None of it crosses the boundary: the worker reads the real type and the real MRO.

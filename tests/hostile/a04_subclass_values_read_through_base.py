@@ -1,4 +1,4 @@
-# expect: simulator=1.9375 solver=1.875
+# expect: simulator=0.9688 min_microbatches=1 solver=1.875
 # include: reference
 # Correct values wrapped in subclasses whose __float__/__index__/__int__/__repr__/__eq__/__iter__/
 # __getitem__/__len__ all lie. The grader sees the true underlying values (so every core test passes)

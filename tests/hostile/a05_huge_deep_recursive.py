@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # Results that cannot cross: a list containing itself, a structure nested 10^5 deep, 3 million items,
 # a 64-bit-overflowing array, a dict with 2·10^5 keys. The worker refuses them (the call fails); nothing
 # hangs and nothing else is affected.

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # Replaces math.isclose, numpy.isclose/allclose/array_equal/testing, builtins.isinstance/abs/round/
 # len/max/sum and operator.eq inside its own process, then returns nothing useful. The hidden tests
 # and their comparisons run in the grader's process, so none of this matters.

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # Patches every test runner it can import in its own process (unittest, pytest, doctest, otter's and
 # nbgrader's names) and installs sys.settrace/sys.excepthook hooks. The grader's tests are not there.
 import builtins

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # The nbgrader trick: an IPython input transformer that blanks every later cell (the hidden tests).
 # There is no IPython in the grader's worker, and no later cells to blank: the attempt simply fails
 # (NameError, recorded as a cell error) and the stub below it never runs either.

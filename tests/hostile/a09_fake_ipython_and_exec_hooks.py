@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # A fake get_ipython, a patched builtins.exec/compile/__import__ and sys.meta_path hook that would
 # blank or rewrite later code. The tests are not code run in this process, so nothing is blanked.
 import builtins

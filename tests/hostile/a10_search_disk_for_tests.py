@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # Searches the disk for the hidden tests, the rubric, the source notebook, the course library, the
 # gradebook and other submissions: a walk of / (system and package directories excepted: 17 s for a
@@ -71,3 +71,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not FOUND:
             raise NotImplementedError("nothing found")
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not FOUND:
+            raise NotImplementedError("nothing found")
+        return super().min_microbatches_for_bubble(*args)

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # Tries to write the gradebook, grades.csv, its own and other students' result JSON and feedback, other
 # students' submitted notebooks, the hidden tests, the rubric and the course library, at the batch's
@@ -50,3 +50,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not WROTE:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not WROTE:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=2
+# expect: simulator=0 min_microbatches=1 solver=2
 # include: reference
 # simulate kills its parent (the zygote) with SIGKILL on every call, then waits to be killed in turn
 # (it would otherwise race the sandbox's teardown to answer). That call fails, the sandbox is

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=0
+# expect: simulator=1 min_microbatches=1 solver=0
 # include: reference
 # solve kills its own process group and then everything it may signal (kill -1): the call fails, the
 # sandbox is restarted, the simulator (the reference) is graded in full.

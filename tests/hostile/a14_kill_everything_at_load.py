@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # kill -1 (every process it may signal but itself: its zygote and bwrap's init are gone, so the whole
 # sandbox is torn down) while the notebook's cells load, then waits. The code never finishes loading,

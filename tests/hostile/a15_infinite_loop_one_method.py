@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=2
+# expect: simulator=0 min_microbatches=1 solver=2
 # include: reference
 # An infinite loop in simulate only: each simulator test times out (per-call limit), the worker is
 # restarted, and the solver (the reference) still gets every point.

@@ -1,3 +1,3 @@
-# expect: simulator=2 solver=2
+# expect: simulator=1 min_microbatches=1 solver=2
 # include: reference
 # An honest, correct submission graded between the hostile ones.

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=2
+# expect: simulator=0 min_microbatches=1 solver=2
 # include: reference
 # A fork storm while loading (sleepers that exec "sleep MARKER"; the process limit stops it, the load
 # goes on) and a fork bomb in simulate (every process keeps forking): the simulator times out, the

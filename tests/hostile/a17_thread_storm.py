@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=0
+# expect: simulator=1 min_microbatches=1 solver=0
 # include: reference
 # A thread storm in solve (threads that spin forever; the process limit counts threads): the solver
 # call times out, the simulator is graded in full.

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=0
+# expect: simulator=1 min_microbatches=1 solver=0
 # include: reference
 # A memory bomb while loading (an 800 GB numpy array; caught, the load goes on) and one in solve that
 # touches every page (uncaught): the address-space limit turns both into MemoryError inside the

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=2
+# expect: simulator=0 min_microbatches=1 solver=2
 # include: reference
 # sys.exit() inside simulate: recorded as that call's failure (SystemExit); the solver is graded in full.
 import sys

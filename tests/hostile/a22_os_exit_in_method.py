@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=0
+# expect: simulator=1 min_microbatches=1 solver=0
 # include: reference
 # os._exit() inside solve: the process dies on each solver call, the worker is restarted, the
 # simulator is graded in full.

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2
+# expect: simulator=1 min_microbatches=1 solver=2
 # include: reference
 # 100 MB printed while loading (stdout and stderr) and more on every call. Output is drained and
 # capped by the sandbox: it neither stalls the batch nor costs a point.

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # Prints fake score lines in every format it can think of, on stdout and stderr, at load and on every
 # call, and returns nothing useful. Results travel on a separate channel: printing cannot forge them.
 import json

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # Tries the network: TCP to 127.0.0.1 and ::1 on a port the test listens on, the test's abstract Unix
 # socket, a public address, DNS, UDP. Any success gives full marks; the expected 0 asserts none worked.
@@ -45,3 +45,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not REACHED:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not REACHED:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

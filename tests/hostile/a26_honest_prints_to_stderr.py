@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2
+# expect: simulator=1 min_microbatches=1 solver=2
 # include: reference
 # A correct answer that writes debug lines and a warning to stderr on every call: full marks (nbgrader
 # gives 0 for any stderr output).

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2
+# expect: simulator=1 min_microbatches=1 solver=2
 # include: reference
 # Double-forks a sleeper that calls setsid and ignores SIGTERM/SIGHUP (the classic daemon), at load and
 # on every solver call. Its grade is unaffected; after the batch no such process exists on the host.

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2
+# expect: simulator=1 min_microbatches=1 solver=2
 # include: reference
 # Stops its parent (the zygote) with SIGSTOP while loading. Its own calls are answered by its own
 # process, so its grade is unaffected; the stuck zygote is detected when the submission ends and the

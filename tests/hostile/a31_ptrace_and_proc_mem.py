@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # Tries to read and write the zygote's memory through /proc/<ppid>/mem, to ptrace it, to read its
 # environment and open file descriptors, and to open the control socket by fd number. Any success gives
@@ -53,3 +53,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not GOT:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not GOT:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

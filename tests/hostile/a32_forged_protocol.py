@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # The worker's own code runs in the student's process, so a submission can rewrite what it sends:
 # here json.dumps is patched so that every answer claims "raised ValueError". That buys exactly what
 # honestly raising ValueError buys (a33_always_valueerror.py): nothing, since every validation test

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # Tries to plant code where later processes would run it: sitecustomize.py / a .pth file / a fake
 # numpy in the virtual environment and the interpreter's directories (these are also the *grader's*
@@ -41,3 +41,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not PLANTED:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not PLANTED:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=2
+# expect: simulator=0 min_microbatches=1 solver=2
 # include: reference
 # A segmentation fault (ctypes reads address 8) inside simulate: that call fails with a clear message,
 # the worker is restarted, the solver is graded in full.

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # Tries host-global knobs: sysctls (/proc/sys, e.g. kernel.core_pattern's neighbours), sysrq-trigger,
 # signalling PIDs outside its namespace, setting the hostname, creating a user namespace to regain
@@ -50,3 +50,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not DONE:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not DONE:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # A reply whose parsing costs the grader, not the student: every call is answered straight on the
 # result channel with 48 MB of nested empty lists (16 million JSON values, inside the old 64 MB
 # message cap). Parsing that in the grader held the GIL for many seconds, so students graded at the

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2
+# expect: simulator=1 min_microbatches=1 solver=2
 # include: reference
 # System V IPC through ctypes: leaves a shared memory segment, a message queue and a semaphore set
 # with fixed keys, holding a secret, for the next submission graded in the same sandbox

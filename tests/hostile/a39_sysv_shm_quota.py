@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # System V shared memory is outside the address-space limit and outlived the process that made it:
 # tries to take 256 MB in 32 MB segments (never attached, so only the kernel's accounting stops it).
@@ -27,3 +27,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if TAKEN <= 128 << 20:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if TAKEN <= 128 << 20:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # A nested user namespace gave the sandbox every capability (CapEff 000001ffffffffff on 000f3b4), which
 # opens mounts, nf_tables and the other kernel interfaces behind most privilege escalations. Full marks
@@ -23,3 +23,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not _OK:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not _OK:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

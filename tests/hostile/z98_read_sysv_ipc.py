@@ -1,4 +1,4 @@
-# expect: simulator=0 solver=0
+# expect: simulator=0 min_microbatches=0 solver=0
 # include: reference
 # Graded after a38_sysv_ipc_plant.py (sorted order; the same sandbox may have run it): looks for its
 # shared memory segment, message queue and semaphore set. Finding any gives full marks, so the
@@ -22,3 +22,8 @@ class AsymmetricPipelineScheduler(_Reference):
         if not FOUND:
             raise NotImplementedError
         return super().solve_optimal_layer_partition(*args)
+
+    def min_microbatches_for_bubble(self, *args):
+        if not FOUND:
+            raise NotImplementedError
+        return super().min_microbatches_for_bubble(*args)

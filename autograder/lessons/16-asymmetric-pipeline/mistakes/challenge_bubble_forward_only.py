@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2 challenge=1.125
+# expect: simulator=1 min_microbatches=1 solver=2 challenge=1.125
 # include: reference
 # Challenge mistake: the right makespan, but the bubble counts only the forward work as busy time,
 # 1 - m*sum(f)/(P*makespan): the backward passes are counted as idle.

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2 challenge=0.375
+# expect: simulator=1 min_microbatches=1 solver=2 challenge=0.375
 # include: reference
 # Challenge mistake: the forward-flow closed form carried over to f+b, sum(f+b) + (m-1)*max(f+b), with
 # the bubble from it. Exact when the last stage has both the largest f and the largest b (and for uniform

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2 challenge=0.375
+# expect: simulator=1 min_microbatches=1 solver=2 challenge=0.375
 # include: reference
 # Challenge mistake: simulates GPipe instead of 1F1B (every stage runs all m forwards, then all m
 # backwards in microbatch order), with the right dependencies and bubble. The same makespan as 1F1B for

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2 challenge=0.625
+# expect: simulator=1 min_microbatches=1 solver=2 challenge=0.625
 # include: reference
 # Challenge mistake: returns the lower bound max_s[sum_{j<s}(f_j+b_j) + m(f_s+b_s)] as the makespan.
 # Right for uniform stages and wherever the simulator attains the bound (a heavy stage 0), too small

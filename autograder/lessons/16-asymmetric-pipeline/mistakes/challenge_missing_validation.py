@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2 challenge=1.8125
+# expect: simulator=1 min_microbatches=1 solver=2 challenge=1.8125
 # include: reference
 # Challenge mistake: right results on valid input, no validation: sequences of different lengths are
 # cut to the shorter one, negative/NaN/infinite times and 0, 2.5 or True microbatches go through

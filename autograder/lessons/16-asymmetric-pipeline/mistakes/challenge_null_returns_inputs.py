@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2 challenge=0
+# expect: simulator=1 min_microbatches=1 solver=2 challenge=0
 # include: reference
 # Null challenge: hands the inputs back (a pair, of lists).
 

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2 challenge=0
+# expect: simulator=1 min_microbatches=1 solver=2 challenge=0
 # include: reference
 # Null challenge: (0.0, 0.0) whatever the input, the right answer only when every time is 0; the
 # all-zero test also checks an ordinary case, so a constant earns nothing.

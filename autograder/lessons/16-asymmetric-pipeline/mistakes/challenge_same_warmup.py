@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2 challenge=0
+# expect: simulator=1 min_microbatches=1 solver=2 challenge=0
 # include: reference
 # Challenge mistake: every stage warms up with min(m, P) forwards, as stage 0 does (the warm-up does not
 # shrink with the stage index s). A valid order, but not 1F1B's: later stages run forwards they should

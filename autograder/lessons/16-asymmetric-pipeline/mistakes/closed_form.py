@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2
+# expect: simulator=1 min_microbatches=1 solver=2
 # Correct alternative: the closed form T = sum(t) + (m-1)*max(t) (exact for this forward flow), and a
 # partition that merges the stages' arithmetic sequences of "next layer" times (O(L log P)).
 import heapq
@@ -37,6 +37,23 @@ class AsymmetricPipelineScheduler:
         for _, s in itertools.islice(heapq.merge(*sequences), n - p):
             counts[s] += 1
         return counts
+
+    def min_microbatches_for_bubble(self, stage_latencies, target_bubble):
+        lat = [float(t) for t in stage_latencies]
+        if not lat or any(not math.isfinite(t) or t < 0 for t in lat):
+            raise ValueError("stage_latencies: a non-empty sequence of finite numbers >= 0")
+        if isinstance(target_bubble, bool) or not isinstance(target_bubble, int | float):
+            raise ValueError("target_bubble must be a number in [0, 1)")
+        if not (math.isfinite(target_bubble) and 0 <= target_bubble < 1):
+            raise ValueError("target_bubble must be a number in [0, 1)")
+        # bubble(m) <= b  <=>  m * (sum - (1-b) P max) >= (1-b) P (sum - max), in floats
+        total, top, p, keep = math.fsum(lat), max(lat), len(lat), 1.0 - target_bubble
+        if top == 0:
+            return 1
+        slope, need = total - keep * p * top, keep * p * (total - top)
+        if slope <= 0:
+            return 1 if slope == 0 and need == 0 else None
+        return max(1, math.ceil(need / slope))
 
 
 def _next_layer_times(fixed, c, stage):

@@ -1,7 +1,7 @@
-# expect: simulator=1.875 solver=1.75
+# expect: simulator=0.9375 min_microbatches=1 solver=1.75
 # include: reference
 # Correct results on valid input, but no input validation at all: loses exactly the two validation
-# tests (simulator 1 of 16 -> 2 - 0.125; solver 2 of 16 -> 2 - 0.25). Here both methods are the
+# tests (simulator 1 of 16 -> 1 - 0.0625; solver 2 of 16 -> 2 - 0.25); min_microbatches is the reference's. Here both methods are the
 # finish-time recurrence and water-filling without their checks.
 import heapq
 import math

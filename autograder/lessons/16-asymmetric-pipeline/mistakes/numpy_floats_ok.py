@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2
+# expect: simulator=1 min_microbatches=1 solver=2
 # numpy where the contract allows it: the simulator returns numpy.float64 values (accepted) and the
 # solver computes with numpy but converts the counts to Python ints with .tolist().
 import numpy as np
@@ -40,3 +40,19 @@ class AsymmetricPipelineScheduler:
         for _ in range(total_layers - num_stages):
             counts[np.argmin(fixed + counts * layer_cost)] += 1
         return counts.tolist()
+
+    def min_microbatches_for_bubble(self, stage_latencies, target_bubble):
+        lat = np.array(stage_latencies, dtype=np.float64)
+        if lat.ndim != 1 or lat.size == 0 or not np.all(np.isfinite(lat)) or np.any(lat < 0):
+            raise ValueError("stage_latencies: a non-empty sequence of finite numbers >= 0")
+        if isinstance(target_bubble, bool) or not isinstance(target_bubble, int | float | np.floating):
+            raise ValueError("target_bubble must be a number in [0, 1)")
+        if not (np.isfinite(target_bubble) and 0 <= target_bubble < 1):
+            raise ValueError("target_bubble must be a number in [0, 1)")
+        total, top, keep = lat.sum(), lat.max(), 1.0 - target_bubble
+        if top == 0:
+            return np.int64(1)
+        slope, need = total - keep * lat.size * top, keep * lat.size * (total - top)
+        if slope <= 0:
+            return np.int64(1) if slope == 0 and need == 0 else None
+        return np.maximum(np.int64(1), np.ceil(need / slope).astype(np.int64))  # a numpy integer: accepted

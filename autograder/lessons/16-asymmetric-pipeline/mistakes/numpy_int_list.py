@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=1.875
+# expect: simulator=1 min_microbatches=1 solver=1.875
 # include: reference
 # Right partition, wrong element type: a list of numpy.int64 (the contract asks for Python ints).
 # Loses only the solver's return-type test (1 of 16 -> 2 - 0.125).

@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=1.625
+# expect: simulator=1 min_microbatches=1 solver=1.625
 # include: reference
 # Solver mistake: water-filling from zero layers per stage, so a stage whose fixed cost alone exceeds
 # the others' load ends with 0 layers. Right whenever no stage needs the ">= 1" floor; loses the

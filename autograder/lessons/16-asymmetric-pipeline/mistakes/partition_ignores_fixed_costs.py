@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=0.875
+# expect: simulator=1 min_microbatches=1 solver=0.875
 # include: reference
 # Solver mistake: a greedy that balances layer counts and ignores the head/tail fixed costs (an even
 # split). Its counts are always a valid partition (P stages, each >= 1, summing to L), so with credit

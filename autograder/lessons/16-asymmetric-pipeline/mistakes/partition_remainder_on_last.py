@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=0.6875
+# expect: simulator=1 min_microbatches=1 solver=0.6875
 # include: reference
 # Solver mistake: aims every stage at the continuous optimum (sum(fixed) + L*c) / P, rounds down, and
 # puts all the layers left over on the last stage, which then becomes the bottleneck (or, when rounding

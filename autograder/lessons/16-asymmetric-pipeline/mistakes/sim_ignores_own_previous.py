@@ -1,4 +1,4 @@
-# expect: simulator=0.0625 solver=2
+# expect: simulator=0.0312 min_microbatches=1 solver=2
 # include: reference
 # Simulator mistake: a stage starts microbatch k as soon as stage p-1 has finished it, as if a stage
 # could run several microbatches at once (ignores its own previous microbatch), so total_time = sum(t).

@@ -1,4 +1,4 @@
-# expect: simulator=0.0625 solver=2
+# expect: simulator=0.0312 min_microbatches=1 solver=2
 # include: reference
 # Simulator mistake: a stage starts microbatch k as soon as it has finished k-1 and never waits for
 # stage p-1 (start = own previous end only), so total_time = m * t[P-1]. Right only with one stage

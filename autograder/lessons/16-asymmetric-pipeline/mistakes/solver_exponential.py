@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=1.25
+# expect: simulator=1 min_microbatches=1 solver=1.25
 # include: reference
 # slow: two calls run into the per-call time limit on purpose
 # Correct but exponential: tries every composition of the layers (C(L-1, P-1) of them). Fine on the

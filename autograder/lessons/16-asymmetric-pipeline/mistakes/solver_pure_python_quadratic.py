@@ -1,4 +1,4 @@
-# expect: simulator=2 solver=2
+# expect: simulator=1 min_microbatches=1 solver=2
 # include: reference
 # Correct but slow-ish: the seed's greedy in plain Python, O(L*P) (scan every stage for each layer).
 # About 0.25 s at 10^4 layers / 256 stages on the reference machine: inside the per-call limit.
