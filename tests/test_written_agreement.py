@@ -146,9 +146,14 @@ def test_metrics_can_fail():
 
 
 def test_the_heldout_parts_are_never_listed_answer_by_answer():
-    for part in ("heldout", "fresh2", "fresh3"):
+    for part in ("heldout", "fresh2"):
         with pytest.raises(ValueError, match="held-out"):
             agreement.disagreements(part)
+
+
+def test_fresh3_is_tuning_data_since_its_first_measurement():
+    assert "fresh3" in agreement.TUNING and "fresh3" not in agreement.UNSEEN
+    assert all(r.assignment and r.id for r in agreement.disagreements("fresh3"))
 
 
 @pytest.mark.parametrize("assignment", agreement.corpus_lessons())
