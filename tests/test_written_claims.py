@@ -283,7 +283,7 @@ def test_a_keyword_salad_is_flagged_and_capped_at_half(key, text):
     s = suggest(text, item)
     assert s.score <= float(item["points"]) / 2, s.comment
     assert s.confidence == "low" and any(f.startswith(LOW_CONFIDENCE) for f in s.flags), s.flags
-    assert "capped at half" in s.comment
+    assert "capped at a quarter" in s.comment
 
 
 @pytest.mark.parametrize("lesson", [L16, L03])

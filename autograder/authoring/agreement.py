@@ -212,14 +212,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m autograder.authoring.agreement", description=__doc__.split("\n\n")[0]
     )
-    p.add_argument(
-        "--show", choices=list(TUNING), help="list the tuning answers the scorer disagrees with"
-    )
+    p.add_argument("--show", choices=list(TUNING), help="list the tuning answers the scorer disagrees with")
     args = p.parse_args(argv)
     if args.show:
         for r in disagreements(args.show):
             kind = f" ({r.kind})" if r.kind else ""
-            print(f"{r.assignment[:2]}/{r.id}{kind}: label {score(r.label)}, suggestion {score(r.suggestion)}")
+            print(
+                f"{r.assignment[:2]}/{r.id}{kind}: label {score(r.label)}, suggestion {score(r.suggestion)}"
+            )
         return 0
     for part in parts():
         print(format_report(part, report(part)))

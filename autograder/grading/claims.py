@@ -23,7 +23,10 @@ _NEG_BEFORE_RE = re.compile(
     re.I | re.A,
 )
 _NEG_EXEMPT_RE = re.compile(
-    r"(?:不能|不会|没有|cannot|can't|not)\s*(?:靠|通过|仅|只|just|only|simply|merely)", re.I
+    r"(?:不能|不会|没有|cannot|can't|not)\s*(?:靠|通过|仅|只|just|only|simply|merely)"
+    # a negated condition, not a negated claim: "没有缓冲区时等待…", "没 buffer 的话…"
+    r"|(?:没有|没|无)[^\s,;:。，；：]{1,8}\s*(?:[A-Za-z]+\s*)?(?:时|的时候|的话|之前)",
+    re.I,
 )
 _NEG_AFTER_RE = re.compile(
     r"^[^。;\n]{0,16}?(?:无关|没有关系|没关系|不是问题|不成问题|可以忽略|忽略不计|不会带来任何问题|没有\S{0,3}影响|不是原因|不起作用|保持不变|并不存在)"
@@ -38,8 +41,14 @@ _INDEPENDENT_OF_VARIABLE_RE = re.compile(
     r"^\S{0,4}?(?:与|和|跟|同)\s*[A-Za-z][\w_]{0,2}\s*(?:都)?无关|^\s*(?:is\s+)?independent of [A-Za-z]\b",
     re.A,
 )
-# a negation scoped to one named example ("在 [30,10,10,20] 里没有背压", "no backpressure in [30,10,10,20]")
+# a negation scoped to one named example ("在 [30,10,10,20] 里没有背压", "no backpressure in [30,10,10,20]",
+# "no backpressure at all in this profile", "这条流水线里没有背压")
 _EXAMPLE_RE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)+\s*\]")
+_THIS_EXAMPLE_RE = re.compile(
+    r"^(?:\s*at all)?\s*(?:in|for) (?:this|that|the first|the second) (?:profile|pipeline|case|example)"
+    r"|^\S{0,2}(?:在|于)?这(?:条|种|个)(?:流水线|情况|例子)",
+    re.I,
+)
 # a negated hit followed by a contrast with another subject ("静态调度没有决策开销，而动态调度…") states
 # the relation; "not A but B" (而是/but rather/instead) does not
 _CONTRAST_AFTER_RE = re.compile(r"[,，]\s*而(?![是且非])|\bwhereas\b|\bunlike\b", re.I)
@@ -77,8 +86,12 @@ def scoped_to_example(text: str, sent_start: int, start: int, end: int) -> bool:
     """The negation is about one named example, not the mechanism: an example such as ``[30,10,10,20]``
     stands right before the hit (no sentence break between) or right after it."""
     before = text[max(sent_start, start - 40) : start]
+    after = text[end : end + 30]
     return bool(
-        _EXAMPLE_RE.search(before) or _EXAMPLE_RE.match(text[end : end + 30].lstrip(" inforat在里中"))
+        _EXAMPLE_RE.search(before)
+        or _EXAMPLE_RE.match(after.lstrip(" inforat在里中"))
+        or _THIS_EXAMPLE_RE.match(after)
+        or re.search(r"这(?:条|种|个)(?:流水线|情况|例子)\S{0,3}$", before)
     )
 
 
@@ -180,13 +193,30 @@ _GLUE_RE = re.compile(
 )
 #: a salad: at least this share of the answer's tokens are the rubric's own words or mere glue
 SALAD_COVERAGE = 0.82
+#: ... or this share of them are those words or the question's own words
+SALAD_COVERAGE_WITH_QUESTION = 0.88
 SALAD_MIN_TOKENS = 12
+#: a salad's suggestion is capped at this share of the item's points (a careful grader gives it nothing;
+#: a quarter keeps it within half a point of 0 on a 2-point item and well under half marks)
+SALAD_CAP = 0.25
 
 
-def rubric_coverage(text: str, spans: list[tuple[int, int]]) -> tuple[float, int]:
-    """(share of the answer's tokens covered by the rubric's concept hits or glue words, token count)."""
+def salad(text: str, spans: list[tuple[int, int]], question: str = "") -> float | None:
+    """The answer's share of rubric (and question) words when it is a keyword salad, else None."""
+    coverage, n_tokens = rubric_coverage(text, spans)
+    with_question = rubric_coverage(text, spans, question)[0] if question else 0.0
+    if n_tokens < SALAD_MIN_TOKENS:
+        return None
+    if coverage >= SALAD_COVERAGE or with_question >= SALAD_COVERAGE_WITH_QUESTION:
+        return max(coverage, with_question)
+    return None
+
+
+def rubric_coverage(text: str, spans: list[tuple[int, int]], question: str = "") -> tuple[float, int]:
+    """(share of the answer's tokens covered by the rubric's concept hits, the question's own words
+    (a CJK character pair or an English word of the question) or glue words, token count)."""
     covered = bytearray(len(text))
-    for a, b in spans:
+    for a, b in [*spans, *question_spans(text, question)]:
         covered[a:b] = b"\x01" * (b - a)
     for m in _GLUE_RE.finditer(text):
         covered[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
@@ -194,3 +224,44 @@ def rubric_coverage(text: str, spans: list[tuple[int, int]]) -> tuple[float, int
     if not tokens:
         return 0.0, 0
     return sum(any(covered[m.start() : m.end()]) for m in tokens) / len(tokens), len(tokens)
+
+
+# -- copies of the question -------------------------------------------------------------------------------
+
+_BIGRAM_CHARS_RE = re.compile(f"[{_CJK}]|[A-Za-z0-9]+")
+#: a sentence at least this share of whose character pairs occur in the question is a (paraphrased) copy
+ECHO_BIGRAMS = 0.8
+
+
+def _units(text: str) -> list[re.Match]:
+    return list(_BIGRAM_CHARS_RE.finditer(text))
+
+
+def _pairs(units: list[re.Match]) -> set[tuple[str, str]]:
+    return {(a.group().lower(), b.group().lower()) for a, b in zip(units, units[1:], strict=False)}
+
+
+def echoes(sentence: str, question: str) -> bool:
+    """Most of the sentence's adjacent character pairs (CJK characters, English words) are the question's:
+    the question copied with a few words changed ("要区分上游饥饿和下游背压：各自的因果链…")."""
+    units = _units(sentence)
+    if len(units) < 8 or not question:
+        return False
+    q = _pairs(_units(question))
+    mine = [(a.group().lower(), b.group().lower()) for a, b in zip(units, units[1:], strict=False)]
+    return sum(p in q for p in mine) >= ECHO_BIGRAMS * len(mine)
+
+
+def question_spans(text: str, question: str) -> list[tuple[int, int]]:
+    """The spans of the text that are the question's own words: CJK character pairs and English words."""
+    if not question:
+        return []
+    units, q = _units(text), _units(question)
+    pairs, words = _pairs(q), {u.group().lower() for u in q if not _CJK_RE.match(u.group())}
+    out = [(u.start(), u.end()) for u in units if u.group().lower() in words]
+    out += [
+        (a.start(), b.end())
+        for a, b in zip(units, units[1:], strict=False)
+        if (a.group().lower(), b.group().lower()) in pairs
+    ]
+    return out

@@ -20,8 +20,8 @@ How an answer is read
    ``\\lambda^{\\Delta t}`` -> ``λ^Δt``); display math joins the line that introduces it. Answers over
    ``MAX_ANSWER_CHARS`` or over the time budget are not scored (suggestion 0, flagged).
 2. **Sentences** end at ``。!?;``, at ``.`` before a space/CJK/end, and at every line break. A
-   **passage** is one sentence, two adjacent ones, or three adjacent ones of one paragraph. Sentences that copy the question (rapidfuzz
-   ``partial_ratio`` >= 85 against the item's ``question``) are ignored.
+   **passage** is one sentence, two or three adjacent ones of one paragraph. Sentences that copy the question
+   (rapidfuzz ``partial_ratio`` >= 85, or 80 % of their character pairs the question's) are ignored.
 3. **Concepts** are regexes (``re.IGNORECASE | re.ASCII``: match CJK with literal characters). A hit
    is **negated** when a negation cue (不是/不会/没有/从不/无需/not/never/no/…) stands just before it in
    its clause, or a dismissal (无关/可以忽略/并不存在/nothing to do with/is not an issue/…) just after it.
@@ -47,14 +47,13 @@ How an answer is read
    criterion: each option met earns ``points / k``, up to the criterion's points.
 5. **Score** = the sum over criteria, capped at the item's points. Deductions are reported for the
    criteria not fully met; they coincide with the missing points and are not subtracted again.
-6. **Salad and confidence**: when at least ``SALAD_COVERAGE`` of an answer's tokens (>= 12) are the
-   item's concept hits or glue words (因为 所以 的 because the …; :mod:`autograder.grading.claims`), the
-   answer is a keyword salad: suggestion capped at half the item's points, flagged ``LOW_CONFIDENCE``.
-   ``confidence`` is "low" whenever there is a flag (hidden content, invisible characters, duplicated
-   cells, not scored, salad); the review page and the answer groups show those first.
+6. **Salad and confidence**: when ``SALAD_COVERAGE`` of an answer's tokens (>= 12) are the item's concept
+   hits or glue words (因为 所以 的 because the …), or ``SALAD_COVERAGE_WITH_QUESTION`` counting the question's
+   words too (:func:`claims.salad`), it is a keyword salad: capped at ``SALAD_CAP`` (a quarter) of the
+   points, flagged ``LOW_CONFIDENCE``. ``confidence`` is "low" whenever there is a flag (hidden content,
+   invisible characters, duplicated cells, not scored, salad); reviews show those first.
 
-The cues (negation, dismissal, retraction, contrast, salad glue) live in
-:mod:`autograder.grading.claims`; everything about a course is rubric data.
+The cues (negation, dismissal, retraction, contrast, salad glue, copies) live in :mod:`.claims`; the rest is rubric data.
 
 Longer than 500 lines because the scorer and its rule language are kept in one module, documented
 here, so that what a criterion's patterns mean is read in one place.
@@ -311,6 +310,7 @@ def _sentences(text: str, question: str | None, deadline: float | None = None) -
         _check(deadline)
         chunk = text[s:e]
         echo = bool(q) and len(chunk) >= 6 and fuzz.partial_ratio(chunk.lower(), q) >= ECHO_SIMILARITY
+        echo = echo or claims.echoes(chunk, q)
         explains = bool(_CONNECTIVE_RE.search(chunk) or _FORMULA_RE.search(chunk))
         out.append(_Sentence(s, e, claims.size(chunk), explains, claims.is_list_like(chunk), echo))
     return out
@@ -576,12 +576,12 @@ def suggest(
         )
 
     score = round(min(sum(scores.values()), points), 4)
-    coverage, n_tokens = claims.rubric_coverage(text, _all_hits(text, item))
-    if score and n_tokens >= claims.SALAD_MIN_TOKENS and coverage >= claims.SALAD_COVERAGE:
-        score = min(score, points / 2)
+    coverage = claims.salad(text, _all_hits(text, item), _question_text(question or ""))
+    if score and coverage is not None:
+        score = min(score, points * claims.SALAD_CAP)
         flags.append(
             f"{LOW_CONFIDENCE}: keyword salad ({coverage:.0%} of the answer is the rubric's own words), "
-            "capped at half / 关键词拼凑，至多半分"
+            "capped at a quarter / 关键词拼凑，至多四分之一"
         )
     deductions = [
         str(d["reason"])
