@@ -230,7 +230,7 @@ def rubric_coverage(text: str, spans: list[tuple[int, int]], question: str = "")
 
 _BIGRAM_CHARS_RE = re.compile(f"[{_CJK}]|[A-Za-z0-9]+")
 #: a sentence at least this share of whose character pairs occur in the question is a (paraphrased) copy
-ECHO_BIGRAMS = 0.8
+ECHO_BIGRAMS = 0.75
 
 
 def _units(text: str) -> list[re.Match]:
