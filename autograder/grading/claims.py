@@ -100,12 +100,14 @@ def contrast_follows(text: str, end: int, sent_end: int) -> bool:
 
 
 RETRACTION_STRONG_RE = re.compile(
-    r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了", re.I
+    r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了|再想想|转念一想",
+    re.I,
 )
 RETRACTION_RE = re.compile(
     RETRACTION_STRONG_RE.pattern
     + r"|(?:does ?n[o']t|does not|wo ?n't|will not) (?:really |actually )?matter|(?:is|are) irrelevant here"
-    r"|其实不|其实并不|其实没|其实只是|实际上\S{0,12}?(?:不|没|就够)|不算|无所谓|不重要|没必要"
+    r"|其实不|其实并不|其实没|其实只是|实际上\S{0,12}?(?:不|没|就够)|不算|无所谓|不重要|没必要|(?:是|都是)多余的?"
+    r"|(?:is|are) (?:all )?(?:unnecessary|superfluous|overkill)"
     r"|(?:is|was) (?:only|just) an approximation|only approximate",
     re.I,
 )
@@ -149,7 +151,7 @@ def is_list_like(text: str) -> bool:
         if (
             len(tokens) >= 5
             and not n_function
-            and not re.search(f"[{_CJK}]{{5}}|[的了是就把被会也都还要能没而所因则时]", text)
+            and not re.search(f"[{_CJK}]{{5}}|[的了是就把被会也都还要能没不个而所因则时]", text)
         ):
             return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
     segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
@@ -201,14 +203,28 @@ SALAD_MIN_TOKENS = 12
 SALAD_CAP = 0.25
 
 
-def salad(text: str, spans: list[tuple[int, int]], question: str = "") -> float | None:
-    """The answer's share of rubric (and question) words when it is a keyword salad, else None."""
+# causal connectives: a salad strings the rubric's words together with far more of them than any explanation
+_CAUSAL_RE = re.compile(
+    r"因为|所以|导致|因此|造成|使得|从而|\b(?:because|so|therefore|causes?|caused|leads? to|thus|hence)\b",
+    re.I,
+)
+#: ... or it has at least this many causal connectives per token (and SALAD_MIN_CONNECTIVES of them)
+SALAD_CONNECTIVE_DENSITY = 0.085
+SALAD_MIN_CONNECTIVES = 4
+
+
+def salad(text: str, spans: list[tuple[int, int]], question: str = "") -> str | None:
+    """Why the answer is a keyword salad (its share of rubric and question words, or its density of causal
+    connectives), or None when it is not one."""
     coverage, n_tokens = rubric_coverage(text, spans)
     with_question = rubric_coverage(text, spans, question)[0] if question else 0.0
     if n_tokens < SALAD_MIN_TOKENS:
         return None
     if coverage >= SALAD_COVERAGE or with_question >= SALAD_COVERAGE_WITH_QUESTION:
-        return max(coverage, with_question)
+        return f"{max(coverage, with_question):.0%} of the answer is the rubric's and question's own words"
+    n_causal = len(_CAUSAL_RE.findall(text))
+    if n_causal >= SALAD_MIN_CONNECTIVES and n_causal >= SALAD_CONNECTIVE_DENSITY * n_tokens:
+        return f"{n_causal} causal connectives in {n_tokens} words"
     return None
 
 

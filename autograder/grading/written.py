@@ -48,8 +48,8 @@ How an answer is read
 5. **Score** = the sum over criteria, capped at the item's points. Deductions are reported for the
    criteria not fully met; they coincide with the missing points and are not subtracted again.
 6. **Salad and confidence**: when ``SALAD_COVERAGE`` of an answer's tokens (>= 12) are the item's concept
-   hits or glue words (因为 所以 的 because the …), or ``SALAD_COVERAGE_WITH_QUESTION`` counting the question's
-   words too (:func:`claims.salad`), it is a keyword salad: capped at ``SALAD_CAP`` (a quarter) of the
+   hits or glue words (因为 所以 的 because the …), ``SALAD_COVERAGE_WITH_QUESTION`` counting the question's
+   words too, or a causal connective per ~12 tokens (:func:`claims.salad`), it is a keyword salad: capped at ``SALAD_CAP`` (a quarter) of the
    points, flagged ``LOW_CONFIDENCE``. ``confidence`` is "low" whenever there is a flag (hidden content,
    invisible characters, duplicated cells, not scored, salad); reviews show those first.
 
@@ -576,12 +576,11 @@ def suggest(
         )
 
     score = round(min(sum(scores.values()), points), 4)
-    coverage = claims.salad(text, _all_hits(text, item), _question_text(question or ""))
-    if score and coverage is not None:
+    salad = claims.salad(text, _all_hits(text, item), _question_text(question or ""))
+    if score and salad:
         score = min(score, points * claims.SALAD_CAP)
         flags.append(
-            f"{LOW_CONFIDENCE}: keyword salad ({coverage:.0%} of the answer is the rubric's own words), "
-            "capped at a quarter / 关键词拼凑，至多四分之一"
+            f"{LOW_CONFIDENCE}: keyword salad ({salad}), capped at a quarter / 关键词拼凑，至多四分之一"
         )
     deductions = [
         str(d["reason"])
