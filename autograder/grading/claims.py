@@ -198,6 +198,7 @@ _GLUE_RE = re.compile(
 SALAD_COVERAGE = 0.82
 #: ... or this share of them are those words or the question's own words
 SALAD_COVERAGE_WITH_QUESTION = 0.88
+SALAD_MIN_TOKENS_WITH_QUESTION = 24
 SALAD_MIN_TOKENS = 12
 #: a salad's suggestion is capped at this share of the item's points (a careful grader gives it nothing;
 #: a quarter keeps it within half a point of 0 on a 2-point item and well under half marks)
@@ -218,7 +219,9 @@ def salad(text: str, spans: list[tuple[int, int]], question: str = "") -> str | 
     """Why the answer is a keyword salad (its share of rubric and question words, or its density of causal
     connectives), or None when it is not one."""
     coverage, n_tokens = rubric_coverage(text, spans)
-    with_question = rubric_coverage(text, spans, question)[0] if question else 0.0
+    # the question's words only count in a longer answer: a short sincere one is mostly the question's terms
+    long_enough = question and n_tokens >= SALAD_MIN_TOKENS_WITH_QUESTION
+    with_question = rubric_coverage(text, spans, question)[0] if long_enough else 0.0
     if n_tokens < SALAD_MIN_TOKENS:
         return None
     if coverage >= SALAD_COVERAGE or with_question >= SALAD_COVERAGE_WITH_QUESTION:
