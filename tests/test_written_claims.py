@@ -262,6 +262,16 @@ RULE_CASES = {
         {"bubble_floor": 0.5, "inflight_formula": 0, "side_effects": 0.5},
         "只在理想的调度里成立",
     ),
+    # a terse conditional sentence ("…固定时…") is a sentence, not a keyword list
+    "q2-terse-cost": (
+        L16,
+        "q2",
+        "m→∞ 时气泡率趋于 1 − t̄/t_max，而不是 0，增大 m 只摊薄预热和排空。"
+        "显存：1F1B 下阶段 p 在途 min(m, P−p) 个微批次，峰值 min(m, P−p)·M_p，越靠前越大。"
+        "代价：全局批固定时微批次变小，GEMM 效率下降。",
+        {"bubble_floor": 0.5, "inflight_formula": 1, "side_effects": 0.5},
+        None,
+    ),
     # an affirmative counter-design: the control loop fetches a fresh vision result every cycle
     "q3-fetch-every-cycle": (
         L16,

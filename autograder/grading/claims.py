@@ -119,7 +119,7 @@ RETRACTION_RE = re.compile(
 _LIST_SEP_RE = re.compile(r"[,、|]")
 _CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
 _ZH_FUNCTION_RE = re.compile(
-    "[的了是在会就把被让给还也都着要能不没有这那它其一可很再又对于按以从与和及但或将使]"
+    "[的了是在会就把被让给还也都着要能不没有这那它其一可很再又对于按以从与和及但或将使]|(?<![同及实准按暂])时(?![钟间序刻延候])"
 )
 _EN_FUNCTION = frozenset(
     "the a an is are was were be been to of in on at it its this that these for from with as by and or "
