@@ -301,6 +301,24 @@ RULE_CASES = {
         {"decoupled_clocks": 0.5, "staleness_stabiliser": 1},
         None,
     ),
+    # "不会死锁" is the claim (static order guarantees it), not a negated hit
+    "03q1-no-deadlock": (
+        L03,
+        "q1",
+        "第一，各阶段耗时稳定时，静态调度没有每一步的决策开销，而动态调度每步都要决定下一个做什么，所以静态更快。"
+        "第二，通信可以预先规划时，静态调度的收发顺序在训练前就定好，所以能提前发起 P2P 通信、和计算重叠，也不会死锁。",
+        {"situations": 1},
+        None,
+    ),
+    # both situations given, then taken back ("站不住")
+    "03q1-does-not-hold": (
+        L03,
+        "q1",
+        "耗时稳定时，动态调度只会多出决策开销（33 对 35.2）；显存受限时，贪心的动态调度会推迟下游要的前向，所以更慢（77 对 71）。"
+        "不过这两点都站不住：决策开销可以优化掉，显存也可以加。",
+        {"situations": 0},
+        "站不住",
+    ),
     # the lesson's numbers swapped (the formula said to overestimate the bubble)
     "03q2-swapped-numbers": (
         L03,
@@ -317,7 +335,7 @@ CASES.update(RULE_CASES)
 KNOWN_GAPS = {
     "q2-bare-formula": "half credit for (P−p)·A_p without min(m,·) conflicts with the corpus labels, which "
     "accept bare P−p (written_corpus README; 16/q2-t10 'P−p（未写 min）也接受'): the rule drops the held-out "
-    "part; and the terse cost sentence '全局批固定时微批次变小，GEMM 效率下降' reads as a keyword list",
+    "part (its terse cost sentence '全局批固定时…' reads as a sentence since the 时 rule: q2-terse-cost)",
 }
 
 
