@@ -146,9 +146,14 @@ def test_metrics_can_fail():
 
 
 def test_the_heldout_parts_are_never_listed_answer_by_answer():
-    for part in ("heldout", "fresh2", "fresh3"):
+    for part in ("heldout", "fresh2"):
         with pytest.raises(ValueError, match="held-out"):
             agreement.disagreements(part)
+
+
+def test_fresh3_is_tuning_data_since_its_first_measurement():
+    assert "fresh3" in agreement.TUNING and "fresh3" not in agreement.UNSEEN
+    assert all(r.assignment and r.id for r in agreement.disagreements("fresh3"))
 
 
 @pytest.mark.parametrize("assignment", agreement.corpus_lessons())
@@ -167,3 +172,19 @@ def test_reference_answers_get_full_suggestions(assignment):
     for item_id, item in items.items():
         s = suggest(answers[item_id], item)
         assert s.score == item["points"], s.comment
+
+
+def test_fresh3_meets_issue_23s_targets_now_that_it_is_tuning_data():
+    """fresh3 was measured once unseen (corpus_figures.yaml: first); since then it is tuning data, and the
+    scorer tuned on it must keep issue 23's targets there: >= 95 % within ±0.5 (every item >= 90 %),
+    over-credit <= 3 %, and no retraction/reversal/negation/salad suggested above its label or half marks."""
+    table = agreement.report("fresh3")
+    overall = table.pop("overall")
+    assert overall["within"] >= 0.95 and overall["over"] <= 0.03, overall
+    assert all(m["within"] >= 0.90 for m in table.values()), table
+    bad = [
+        r
+        for r in agreement.score_part("fresh3")
+        if r.kind in agreement.BAD_KINDS and r.suggestion > max(r.label, r.points / 2)
+    ]
+    assert not bad, bad

@@ -19,8 +19,9 @@ module holds each part's FIRST recorded figures (printed beside the current ones
 the held-out parts may not drop below (tests/test_written_agreement.py).
 
 ``python -m autograder.authoring.agreement`` prints the table (``make bench`` too); ``--show tune`` lists the
-tuning answers the scorer disagrees with. The held-out part is never listed answer by answer: tune
-on the tuning part, and read only the aggregate figures of the held-out one.
+tuning answers the scorer disagrees with (``tune``, ``fresh``, and ``fresh3`` since its first, unseen
+measurement). The held-out parts (heldout, fresh2) are never listed answer by answer: tune on the tuning
+parts, and read only the aggregate figures of the held-out ones.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ KINDS = frozenset(
 )
 BAD_KINDS = frozenset({"retraction", "reversal", "negation", "salad"})
 #: the parts whose answers are never listed one by one (only their aggregate figures are read)
-UNSEEN = ("heldout", "fresh2", "fresh3")
+UNSEEN = ("heldout", "fresh2")
+#: the parts that may be listed answer by answer (fresh3 joined them after its first, unseen measurement)
+TUNING = ("tune", "fresh", "fresh3")
 FIGURES = Path(__file__).with_name("corpus_figures.yaml")
 # Targets on the held-out part (issue 11); tests/test_written_agreement.py fails below them.
 TARGET_WITHIN = 0.90
@@ -200,7 +203,7 @@ def format_first(part: str, overall: dict[str, float]) -> str:
 
 
 def disagreements(part: str) -> list[Scored]:
-    if part in UNSEEN or part not in ("tune", "fresh"):
+    if part in UNSEEN or part not in TUNING:
         raise ValueError("only the tuning parts are listed answer by answer; the held-out parts stay unseen")
     return [r for r in score_part(part) if abs(r.suggestion - r.label) > 1e-9]
 
@@ -209,13 +212,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m autograder.authoring.agreement", description=__doc__.split("\n\n")[0]
     )
-    p.add_argument(
-        "--show", choices=["tune", "fresh"], help="list the tuning answers the scorer disagrees with"
-    )
+    p.add_argument("--show", choices=list(TUNING), help="list the tuning answers the scorer disagrees with")
     args = p.parse_args(argv)
     if args.show:
         for r in disagreements(args.show):
-            print(f"{r.assignment[:2]}/{r.id}: label {score(r.label)}, suggestion {score(r.suggestion)}")
+            kind = f" ({r.kind})" if r.kind else ""
+            print(
+                f"{r.assignment[:2]}/{r.id}{kind}: label {score(r.label)}, suggestion {score(r.suggestion)}"
+            )
         return 0
     for part in parts():
         print(format_report(part, report(part)))

@@ -23,7 +23,10 @@ _NEG_BEFORE_RE = re.compile(
     re.I | re.A,
 )
 _NEG_EXEMPT_RE = re.compile(
-    r"(?:不能|不会|没有|cannot|can't|not)\s*(?:靠|通过|仅|只|just|only|simply|merely)", re.I
+    r"(?:不能|不会|没有|cannot|can't|not)\s*(?:靠|通过|仅|只|just|only|simply|merely)"
+    # a negated condition, not a negated claim: "没有缓冲区时等待…", "没 buffer 的话…"
+    r"|(?:没有|没|无)[^\s,;:。，；：]{1,8}\s*(?:[A-Za-z]+\s*)?(?:时|的时候|的话|之前)",
+    re.I,
 )
 _NEG_AFTER_RE = re.compile(
     r"^[^。;\n]{0,16}?(?:无关|没有关系|没关系|不是问题|不成问题|可以忽略|忽略不计|不会带来任何问题|没有\S{0,3}影响|不是原因|不起作用|保持不变|并不存在)"
@@ -38,8 +41,14 @@ _INDEPENDENT_OF_VARIABLE_RE = re.compile(
     r"^\S{0,4}?(?:与|和|跟|同)\s*[A-Za-z][\w_]{0,2}\s*(?:都)?无关|^\s*(?:is\s+)?independent of [A-Za-z]\b",
     re.A,
 )
-# a negation scoped to one named example ("在 [30,10,10,20] 里没有背压", "no backpressure in [30,10,10,20]")
+# a negation scoped to one named example ("在 [30,10,10,20] 里没有背压", "no backpressure in [30,10,10,20]",
+# "no backpressure at all in this profile", "这条流水线里没有背压")
 _EXAMPLE_RE = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)+\s*\]")
+_THIS_EXAMPLE_RE = re.compile(
+    r"^(?:\s*at all)?\s*(?:in|for) (?:this|that|the first|the second) (?:profile|pipeline|case|example)"
+    r"|^\S{0,2}(?:在|于)?这(?:条|种|个)(?:流水线|情况|例子)",
+    re.I,
+)
 # a negated hit followed by a contrast with another subject ("静态调度没有决策开销，而动态调度…") states
 # the relation; "not A but B" (而是/but rather/instead) does not
 _CONTRAST_AFTER_RE = re.compile(r"[,，]\s*而(?![是且非])|\bwhereas\b|\bunlike\b", re.I)
@@ -77,8 +86,12 @@ def scoped_to_example(text: str, sent_start: int, start: int, end: int) -> bool:
     """The negation is about one named example, not the mechanism: an example such as ``[30,10,10,20]``
     stands right before the hit (no sentence break between) or right after it."""
     before = text[max(sent_start, start - 40) : start]
+    after = text[end : end + 30]
     return bool(
-        _EXAMPLE_RE.search(before) or _EXAMPLE_RE.match(text[end : end + 30].lstrip(" inforat在里中"))
+        _EXAMPLE_RE.search(before)
+        or _EXAMPLE_RE.match(after.lstrip(" inforat在里中"))
+        or _THIS_EXAMPLE_RE.match(after)
+        or re.search(r"这(?:条|种|个)(?:流水线|情况|例子)\S{0,3}$", before)
     )
 
 
@@ -87,12 +100,15 @@ def contrast_follows(text: str, end: int, sent_end: int) -> bool:
 
 
 RETRACTION_STRONG_RE = re.compile(
-    r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了", re.I
+    r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了|再想想|转念一想",
+    re.I,
 )
 RETRACTION_RE = re.compile(
     RETRACTION_STRONG_RE.pattern
     + r"|(?:does ?n[o']t|does not|wo ?n't|will not) (?:really |actually )?matter|(?:is|are) irrelevant here"
-    r"|其实不|其实并不|其实没|其实只是|实际上\S{0,12}?(?:不|没|就够)|不算|无所谓|不重要|没必要"
+    r"|其实不|其实并不|其实没|其实只是|实际上\S{0,12}?(?:不|没|就够)|不算|无所谓|不重要|没必要|(?:是|都是)多余的?"
+    r"|问题不在|站不住|只在理想|只在理论上|只是理论上|only (?:holds )?in theory|only in the ideal|(?:主要|只|不过)是\S{0,2}测量误差|(?:is|was) (?:just|mostly|only) (?:a )?measurement (?:error|noise)"
+    r"|(?:is|are) (?:all )?(?:unnecessary|superfluous|overkill)"
     r"|(?:is|was) (?:only|just) an approximation|only approximate",
     re.I,
 )
@@ -103,7 +119,7 @@ RETRACTION_RE = re.compile(
 _LIST_SEP_RE = re.compile(r"[,、|]")
 _CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
 _ZH_FUNCTION_RE = re.compile(
-    "[的了是在会就把被让给还也都着要能不没有这那它其一可很再又对于按以从与和及但或将使]"
+    "[的了是在会就把被让给还也都着要能不没有这那它其一可很再又对于按以从与和及但或将使]|(?<![同及实准按暂])时(?![钟间序刻延候])"
 )
 _EN_FUNCTION = frozenset(
     "the a an is are was were be been to of in on at it its this that these for from with as by and or "
@@ -136,7 +152,7 @@ def is_list_like(text: str) -> bool:
         if (
             len(tokens) >= 5
             and not n_function
-            and not re.search(f"[{_CJK}]{{5}}|[的了是就把被会也都还要能没而所因则时]", text)
+            and not re.search(f"[{_CJK}]{{5}}|[的了是就把被会也都还要能没不个而所因则时]", text)
         ):
             return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
     segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
@@ -180,13 +196,47 @@ _GLUE_RE = re.compile(
 )
 #: a salad: at least this share of the answer's tokens are the rubric's own words or mere glue
 SALAD_COVERAGE = 0.82
+#: ... or this share of them are those words or the question's own words
+SALAD_COVERAGE_WITH_QUESTION = 0.88
+SALAD_MIN_TOKENS_WITH_QUESTION = 24
 SALAD_MIN_TOKENS = 12
+#: a salad's suggestion is capped at this share of the item's points (a careful grader gives it nothing;
+#: a quarter keeps it within half a point of 0 on a 2-point item and well under half marks)
+SALAD_CAP = 0.25
 
 
-def rubric_coverage(text: str, spans: list[tuple[int, int]]) -> tuple[float, int]:
-    """(share of the answer's tokens covered by the rubric's concept hits or glue words, token count)."""
+# causal connectives: a salad strings the rubric's words together with far more of them than any explanation
+_CAUSAL_RE = re.compile(
+    r"因为|所以|导致|因此|造成|使得|从而|\b(?:because|so|therefore|causes?|caused|leads? to|thus|hence)\b",
+    re.I,
+)
+#: ... or it has at least this many causal connectives per token (and SALAD_MIN_CONNECTIVES of them)
+SALAD_CONNECTIVE_DENSITY = 0.085
+SALAD_MIN_CONNECTIVES = 4
+
+
+def salad(text: str, spans: list[tuple[int, int]], question: str = "") -> str | None:
+    """Why the answer is a keyword salad (its share of rubric and question words, or its density of causal
+    connectives), or None when it is not one."""
+    coverage, n_tokens = rubric_coverage(text, spans)
+    # the question's words only count in a longer answer: a short sincere one is mostly the question's terms
+    long_enough = question and n_tokens >= SALAD_MIN_TOKENS_WITH_QUESTION
+    with_question = rubric_coverage(text, spans, question)[0] if long_enough else 0.0
+    if n_tokens < SALAD_MIN_TOKENS:
+        return None
+    if coverage >= SALAD_COVERAGE or with_question >= SALAD_COVERAGE_WITH_QUESTION:
+        return f"{max(coverage, with_question):.0%} of the answer is the rubric's and question's own words"
+    n_causal = len(_CAUSAL_RE.findall(text))
+    if n_causal >= SALAD_MIN_CONNECTIVES and n_causal >= SALAD_CONNECTIVE_DENSITY * n_tokens:
+        return f"{n_causal} causal connectives in {n_tokens} words"
+    return None
+
+
+def rubric_coverage(text: str, spans: list[tuple[int, int]], question: str = "") -> tuple[float, int]:
+    """(share of the answer's tokens covered by the rubric's concept hits, the question's own words
+    (a CJK character pair or an English word of the question) or glue words, token count)."""
     covered = bytearray(len(text))
-    for a, b in spans:
+    for a, b in [*spans, *question_spans(text, question)]:
         covered[a:b] = b"\x01" * (b - a)
     for m in _GLUE_RE.finditer(text):
         covered[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
@@ -194,3 +244,44 @@ def rubric_coverage(text: str, spans: list[tuple[int, int]]) -> tuple[float, int
     if not tokens:
         return 0.0, 0
     return sum(any(covered[m.start() : m.end()]) for m in tokens) / len(tokens), len(tokens)
+
+
+# -- copies of the question -------------------------------------------------------------------------------
+
+_BIGRAM_CHARS_RE = re.compile(f"[{_CJK}]|[A-Za-z0-9]+")
+#: a sentence at least this share of whose character pairs occur in the question is a (paraphrased) copy
+ECHO_BIGRAMS = 0.75
+
+
+def _units(text: str) -> list[re.Match]:
+    return list(_BIGRAM_CHARS_RE.finditer(text))
+
+
+def _pairs(units: list[re.Match]) -> set[tuple[str, str]]:
+    return {(a.group().lower(), b.group().lower()) for a, b in zip(units, units[1:], strict=False)}
+
+
+def echoes(sentence: str, question: str) -> bool:
+    """Most of the sentence's adjacent character pairs (CJK characters, English words) are the question's:
+    the question copied with a few words changed ("要区分上游饥饿和下游背压：各自的因果链…")."""
+    units = _units(sentence)
+    if len(units) < 8 or not question:
+        return False
+    q = _pairs(_units(question))
+    mine = [(a.group().lower(), b.group().lower()) for a, b in zip(units, units[1:], strict=False)]
+    return sum(p in q for p in mine) >= ECHO_BIGRAMS * len(mine)
+
+
+def question_spans(text: str, question: str) -> list[tuple[int, int]]:
+    """The spans of the text that are the question's own words: CJK character pairs and English words."""
+    if not question:
+        return []
+    units, q = _units(text), _units(question)
+    pairs, words = _pairs(q), {u.group().lower() for u in q if not _CJK_RE.match(u.group())}
+    out = [(u.start(), u.end()) for u in units if u.group().lower() in words]
+    out += [
+        (a.start(), b.end())
+        for a, b in zip(units, units[1:], strict=False)
+        if (a.group().lower(), b.group().lower()) in pairs
+    ]
+    return out

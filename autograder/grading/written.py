@@ -20,8 +20,8 @@ How an answer is read
    ``\\lambda^{\\Delta t}`` -> ``λ^Δt``); display math joins the line that introduces it. Answers over
    ``MAX_ANSWER_CHARS`` or over the time budget are not scored (suggestion 0, flagged).
 2. **Sentences** end at ``。!?;``, at ``.`` before a space/CJK/end, and at every line break. A
-   **passage** is one sentence, two adjacent ones, or three adjacent ones of one paragraph. Sentences that copy the question (rapidfuzz
-   ``partial_ratio`` >= 85 against the item's ``question``) are ignored.
+   **passage** is one sentence, two or three adjacent ones of one paragraph. Sentences that copy the question
+   (rapidfuzz ``partial_ratio`` >= 85, or 80 % of their character pairs the question's) are ignored.
 3. **Concepts** are regexes (``re.IGNORECASE | re.ASCII``: match CJK with literal characters). A hit
    is **negated** when a negation cue (不是/不会/没有/从不/无需/not/never/no/…) stands just before it in
    its clause, or a dismissal (无关/可以忽略/并不存在/nothing to do with/is not an issue/…) just after it.
@@ -47,14 +47,13 @@ How an answer is read
    criterion: each option met earns ``points / k``, up to the criterion's points.
 5. **Score** = the sum over criteria, capped at the item's points. Deductions are reported for the
    criteria not fully met; they coincide with the missing points and are not subtracted again.
-6. **Salad and confidence**: when at least ``SALAD_COVERAGE`` of an answer's tokens (>= 12) are the
-   item's concept hits or glue words (因为 所以 的 because the …; :mod:`autograder.grading.claims`), the
-   answer is a keyword salad: suggestion capped at half the item's points, flagged ``LOW_CONFIDENCE``.
-   ``confidence`` is "low" whenever there is a flag (hidden content, invisible characters, duplicated
-   cells, not scored, salad); the review page and the answer groups show those first.
+6. **Salad and confidence**: when ``SALAD_COVERAGE`` of an answer's tokens (>= 12) are the item's concept
+   hits or glue words (因为 所以 的 because the …), ``SALAD_COVERAGE_WITH_QUESTION`` counting the question's
+   words too, or a causal connective per ~12 tokens (:func:`claims.salad`), it is a keyword salad: capped at ``SALAD_CAP`` (a quarter) of the
+   points, flagged ``LOW_CONFIDENCE``. ``confidence`` is "low" whenever there is a flag (hidden content,
+   invisible characters, duplicated cells, not scored, salad); reviews show those first.
 
-The cues (negation, dismissal, retraction, contrast, salad glue) live in
-:mod:`autograder.grading.claims`; everything about a course is rubric data.
+The cues (negation, dismissal, retraction, contrast, salad glue, copies) live in :mod:`.claims`; the rest is rubric data.
 
 Longer than 500 lines because the scorer and its rule language are kept in one module, documented
 here, so that what a criterion's patterns mean is read in one place.
@@ -258,7 +257,7 @@ _SENT_END_RE = re.compile(
 )
 _CONNECTIVE_RE = re.compile(
     r"因为|由于|导致|所以|因此|因而|从而|使得|致使|以致|造成|引起|于是|进而|若|如果|假如|一旦|只要|只有|除非"
-    r"|当(?!前)|(?<![规原准法])则|才|而|直到|否则|意味着|取决于|受限于|相比|比起|大于|小于|高于|低于|超过|越.{1,10}越"
+    r"|当(?!前)|(?<![规原准法])则|才|而|直到|否则|意味着|取决于|受限于|相比|比起|(?<![对相])比[^,，。;\s]{0,8}?[慢快]|大于|小于|高于|低于|超过|越.{1,10}越"
     r"|为了|以便|以免|防止|避免|通过|随着?|只能|无法|不得不|(?<![使作费利])用|被|让|(?<!成)就(?!是)"
     r"|(?<![同及实准按暂])时(?![钟间序刻延候])|→|⇒|->|不等于|≠"
     r"|\b(?:because|since|so|therefore|thus|hence|causes?|caused|causing|leads?\s+to|led\s+to"
@@ -311,6 +310,7 @@ def _sentences(text: str, question: str | None, deadline: float | None = None) -
         _check(deadline)
         chunk = text[s:e]
         echo = bool(q) and len(chunk) >= 6 and fuzz.partial_ratio(chunk.lower(), q) >= ECHO_SIMILARITY
+        echo = echo or claims.echoes(chunk, q)
         explains = bool(_CONNECTIVE_RE.search(chunk) or _FORMULA_RE.search(chunk))
         out.append(_Sentence(s, e, claims.size(chunk), explains, claims.is_list_like(chunk), echo))
     return out
@@ -576,12 +576,11 @@ def suggest(
         )
 
     score = round(min(sum(scores.values()), points), 4)
-    coverage, n_tokens = claims.rubric_coverage(text, _all_hits(text, item))
-    if score and n_tokens >= claims.SALAD_MIN_TOKENS and coverage >= claims.SALAD_COVERAGE:
-        score = min(score, points / 2)
+    salad = claims.salad(text, _all_hits(text, item), _question_text(question or ""))
+    if score and salad:
+        score = min(score, points * claims.SALAD_CAP)
         flags.append(
-            f"{LOW_CONFIDENCE}: keyword salad ({coverage:.0%} of the answer is the rubric's own words), "
-            "capped at half / 关键词拼凑，至多半分"
+            f"{LOW_CONFIDENCE}: keyword salad ({salad}), capped at a quarter / 关键词拼凑，至多四分之一"
         )
     deductions = [
         str(d["reason"])
