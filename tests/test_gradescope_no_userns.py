@@ -12,7 +12,8 @@ container is emulated without Docker:
   filter built with libseccomp and loaded before ``run_autograder`` starts, as runc loads it before the
   container's first process;
 * **the file system**: a private mount namespace (made before the filter, as Docker's is) in which
-  ``/tmp``, ``/root``, ``/home`` and the checkout's top directory are empty, but for the interpreter
+  ``/tmp``, ``/root``, ``/home``, the checkout's top directory and every other top-level folder that is
+  not the operating system's (``OS_DIRS``: a second checkout elsewhere is hidden too) are empty, but for the interpreter
   and the Gradescope root: a container holds nothing but the autograder.
 
 The default zip (``--isolation bwrap``) then builds (setup.sh's check passes) and grades with the ``uid``
@@ -108,6 +109,13 @@ CONTAINER = textwrap.dedent(
 )
 
 
+#: top-level directories of the operating system, kept in the emulated container (``/mnt`` is its scratch)
+OS_DIRS = {
+    "bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "media", "mnt", "opt", "proc", "run",
+    "sbin", "srv", "sys", "usr", "var",
+}  # fmt: skip
+
+
 def _under(path: str, top: str) -> bool:
     return path == top or path.startswith(top.rstrip("/") + "/")
 
@@ -116,8 +124,11 @@ def in_container(root: Path, cmd: list[str], tmp: Path, **kw) -> subprocess.Comp
     """``cmd`` in the emulated Gradescope container (see the module docstring)."""
     launcher = tmp / "docker_seccomp.py"
     launcher.write_text(LAUNCHER, encoding="utf-8")
+    # everything but the operating system's own directories: the checkout's top directory, and any other
+    # folder of this machine (a second checkout, shared data) that a container would not hold
     top = "/" + Path(REPO).parts[1]
-    hide = [d for d in ("/tmp", "/root", "/home", top) if os.path.isdir(d)]
+    others = sorted("/" + d for d in os.listdir("/") if d not in OS_DIRS)
+    hide = [d for d in dict.fromkeys(("/tmp", "/root", "/home", top, *others)) if os.path.isdir(d)]
     keep = sorted(
         {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, str(root))} | {str(launcher.parent)},
         key=len,

@@ -706,7 +706,15 @@ def test_temp_folders_are_removed_when_grade_is_interrupted(tmp_path, signum, is
             isolation,
             "--quiet",
         ]
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            cmd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            # as in a terminal: a shell's background job (a CI runner's `cmd &`) inherits SIGINT ignored
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         deadline = time.monotonic() + 60
         while not _grader_temp_dirs(temp) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
