@@ -46,9 +46,10 @@ def test_corpus_shape_and_labels_follow_the_rubric(assignment):
             for a in (a for a in answers if a["item"] == item_id):
                 assert set(a["labels"]) == set(points), f"{a['id']}: labels {sorted(a['labels'])}"
                 for cid, got in a["labels"].items():
-                    # the fresh parts' author was asked for multiples of 0.5 (an instructor's partial
-                    # credit on a criterion); their labels are kept as given, never re-cut
-                    step = 0.5 if part.startswith("fresh") else steps[cid]
+                    # the fresh parts' authors were asked for multiples of 0.5 (an instructor's partial
+                    # credit on a criterion); tune and heldout hold whole criteria, except half credit
+                    # for a memory formula without min(m, ·) (issue 23's relabelling)
+                    step = 0.5 if part.startswith("fresh") or cid == "inflight_formula" else steps[cid]
                     assert 0 <= got <= points[cid] and (got / step).is_integer(), f"{a['id']}/{cid}={got}"
                 assert isinstance(a["answer"], str) and a["reason"].strip(), a["id"]
                 if a.get("negated"):

@@ -332,11 +332,7 @@ RULE_CASES = {
 }
 CASES.update(RULE_CASES)
 
-KNOWN_GAPS = {
-    "q2-bare-formula": "half credit for (P−p)·A_p without min(m,·) conflicts with the corpus labels, which "
-    "accept bare P−p (written_corpus README; 16/q2-t10 'P−p（未写 min）也接受'): the rule drops the held-out "
-    "part (its terse cost sentence '全局批固定时…' reads as a sentence since the 时 rule: q2-terse-cost)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

@@ -341,6 +341,8 @@ def _hits(text: str, sents: list[_Sentence], concept: dict) -> tuple[dict[int, t
         if claims.negated(text, m.start(), m.end(), floor):
             if claims.scoped_to_example(text, sents[k].start, m.start(), m.end()):
                 continue  # "no backpressure in [30,10,10,20]": about the example, neither claim nor denial
+            if claims.corrected_after(text, m.end(), sents[k].end):
+                continue  # "不是 A，而是 B": the A is neither claim nor denial; B is read on its own
             if not claims.contrast_follows(text, m.end(), sents[k].end):
                 negated.add(k)  # the floor stays: "不用最新值缓冲" negates both hits
                 continue
@@ -402,7 +404,8 @@ def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None
     if best is None:
         return _Match(False, seen=seen, unexplained=unexplained)
     _, _, start, end, spans = best
-    taken_back = _retracted(text, sents, found, start, min(e for _, e in spans))
+    # the subject of a retraction is named by the claim's required concepts, not by a full-points detail
+    taken_back = _retracted(text, sents, required, start, min(e for _, e in spans[: len(required)]))
     if taken_back is not None:
         return _Match(False, _sentence_quote(text, sents[taken_back]), seen=True, contradicted=True)
     return _Match(True, quote=claims.trim_quote(text, start, end, spans), seen=True, half=half)
@@ -634,7 +637,17 @@ def _comment(
             lines.append(f"{head}: 「{quote}」")
         else:
             lines.append(f"{head}: {ev['note']}" + (f"「{quote}」" if quote else ""))
-    by_reason = {str(d["reason"]): d.get("points", 0) for d in item.get("deductions") or []}
-    lines += [f"扣分 / deduction (-{_fmt(by_reason.get(r, 0))}): {r}" for r in deductions]
+    for d in item.get("deductions") or []:
+        if str(d["reason"]) in deductions:
+            missing = min(
+                float(d.get("points", 0)),
+                float(_crit(item, d["when_missing"])["points"]) - scores[d["when_missing"]],
+            )
+            part = (
+                ""
+                if missing == float(d.get("points", 0))
+                else f"（部分满足，只扣 {_fmt(missing)} 分 / half met）"
+            )
+            lines.append(f"扣分 / deduction (-{_fmt(missing)}): {d['reason']}{part}")
     lines.append("请在 formgrader 中确认或修改 / confirm or change in formgrader")
     return "\n".join(lines)
