@@ -8,6 +8,7 @@ keyword salad gets a low-confidence flag and at most half of the item's points o
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -329,6 +330,24 @@ RULE_CASES = {
         {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0.5, "bubble_measure": 0},
         "公式高估了气泡",
     ),
+    # the question asks for the lesson's numbers (rubric ``figures``): a wrong one halves the measurement
+    "03q2-wrong-figures": (
+        L03,
+        "q2",
+        "误区一：按层数均分不等于负载均衡，因为每层耗时不同；用 profiler 实测每个阶段的耗时，算不均衡比 "
+        "max/mean = 1.8 就能暴露它。误区二：盲目加 m 也消除不了失衡造成的气泡，它趋于 1 − t̄/t_max；"
+        "实测 m=16 的气泡率约 45%，而均匀公式给 30.4%。",
+        {"layer_count": 0.5, "layer_measure": 0.25, "more_microbatches": 0.5, "bubble_measure": 0.25},
+        "1.8",
+    ),
+    "03q2-rounded-figures": (  # rounded figures and other quantities (P=8, m=16) are not wrong figures
+        L03,
+        "q2",
+        "误区一：按层数均分不等于负载均衡，因为每层耗时不同；用 profiler 实测每个阶段的耗时，P=8 时不均衡比约 1.64。"
+        "误区二：盲目加 m 也消除不了失衡造成的气泡，它趋于 1 − t̄/t_max；实测 m=16 时约 51% 的气泡率，公式只给约 30%。",
+        {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0.5, "bubble_measure": 0.5},
+        None,
+    ),
 }
 CASES.update(RULE_CASES)
 
@@ -528,3 +547,14 @@ def test_a_malformed_misreading_is_a_clear_rubric_error(entry, message):
     item["criteria"][0]["misreadings"] = [entry]
     with pytest.raises(ValueError, match=message):
         validate_item(item)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [{"cue": "(", "values": [1]}, {"cue": "x", "values": []}, {"cue": "x", "values": [1], "unit": "ms"}],
+)
+def test_a_malformed_figures_entry_is_a_clear_rubric_error(entry):
+    item = copy.deepcopy(ITEMS[L03]["q2"])
+    next(c for c in item["criteria"] if c["id"] == "layer_measure")["figures"] = [entry]
+    with pytest.raises(ValueError, match="figures"):
+        suggest("x", item)

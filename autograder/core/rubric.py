@@ -198,6 +198,14 @@ def validate_written_item(item: dict) -> None:
                     raise ValueError(f"item {iid}/{cid}: bad misreading {entry!r}: {exc}") from None
                 if not str(entry.get("why") or "").strip():
                     raise ValueError(f"item {iid}/{cid}: a misreading needs a why (the note of its ✗)")
+            for entry in unit.get("figures") or []:
+                try:
+                    re.compile(entry["cue"])
+                    values = [float(v) for v in entry["values"]]
+                except (KeyError, TypeError, ValueError, re.error) as exc:
+                    raise ValueError(f"item {iid}/{cid}: bad figures entry {entry!r}: {exc}") from None
+                if not values or entry.get("unit", "") not in ("", "%"):
+                    raise ValueError(f"item {iid}/{cid}: figures need values and a unit of '' or '%'")
             for concept in unit["concepts"]:
                 if not concept.get("name") or not concept.get("patterns"):
                     raise ValueError(f"item {iid}/{cid}: a concept needs a name and patterns")

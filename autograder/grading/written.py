@@ -384,6 +384,32 @@ def _misread(text: str, sents: list[_Sentence], unit: dict) -> _Match | None:
     return None
 
 
+_FIGURE_RE = re.compile(r"(?<![\w.])(\d+(?:\.(\d+))?)\s*(%?)(?![\w.])", re.A)
+
+
+def _wrong_figure(text: str, sents: list[_Sentence], unit: dict) -> _Match | None:
+    """A figure the answer states for one of the lesson's numbers (rubric ``figures``: a cue, the lesson's
+    values, a unit) that is none of them: within rounding (half a unit of its last digit) or 2 %."""
+    for entry in unit.get("figures") or []:
+        values, unit_ = [float(v) for v in entry["values"]], entry.get("unit", "")
+        for cue in _concept_regex((entry["cue"],)).finditer(text):
+            k = next((k for k, s in enumerate(sents) if s.start <= cue.start() < s.end), None)
+            if k is None or sents[k].echo:
+                continue
+            lo = max(sents[k].start, cue.start() - 16) if unit_ else cue.end()  # "50.8% 的气泡率"
+            for n in _FIGURE_RE.finditer(text, lo, min(sents[k].end, cue.end() + 30)):
+                if n.group(3) != unit_ or re.search(
+                    r"[A-Za-z_]\s*[=＝]?\s*$", text[max(lo, n.start() - 4) : n.start()]
+                ):
+                    continue  # another unit, or another quantity after the cue ("m=16", "P=8", "m 16")
+                x, tol = float(n.group(1)), 0.5 * 10 ** -len(n.group(2) or "")
+                if not any(abs(x - v) <= max(tol, 0.02 * abs(v)) for v in values):
+                    lesson = "、".join(f"{v:g}{unit_}" for v in values[:4])
+                    note = f"数字与本课不符：{n.group().strip()}（本课 {lesson}…） / not the lesson's figure"
+                    return _Match(False, _sentence_quote(text, sents[k]), note, True, contradicted=True)
+    return None
+
+
 def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None = None) -> _Match:
     found = [_hits(text, sents, c) for c in unit["concepts"]]
     _check(deadline)
@@ -408,6 +434,10 @@ def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None
     taken_back = _retracted(text, sents, required, start, min(e for _, e in spans[: len(required)]))
     if taken_back is not None:
         return _Match(False, _sentence_quote(text, sents[taken_back]), seen=True, contradicted=True)
+    wrong = None if half else _wrong_figure(text, sents, unit)
+    if wrong is not None:  # the measurement is right, the number is not the lesson's: half the points
+        wrong.met = wrong.half = True
+        return wrong
     return _Match(True, quote=claims.trim_quote(text, start, end, spans), seen=True, half=half)
 
 
@@ -560,6 +590,8 @@ def suggest(
             )
         elif n_met:
             note = "满足：要点在同一段中有解释 / met: concepts explained together"
+        elif credit and ms[0].note:
+            note = "部分满足（半分）：" + ms[0].note
         elif credit:
             missing = [c["name"] for c in crit["concepts"] if c.get("full_only")]
             note = "部分满足（半分）：缺少 / half: missing " + "、".join(missing)
@@ -567,7 +599,7 @@ def suggest(
             note = _note(ms[0], text, live, off_topic)
         # a ✗ quotes the sentence that caused it (a denial, a retraction, a misreading) when there is one
         why = [m.quote for m in ms if m.contradicted and m.quote][:1]
-        if n_met < need and why and credit:
+        if n_met < need and why and credit and not (ms[0].half and ms[0].note):
             note += "；另有一点被否定或撤回 / another point is denied or taken back"
         evidence.append(
             {
