@@ -485,7 +485,7 @@ def _answer(student: str, text: str, item: dict):
     from autograder.review.answer_groups import answer_of
 
     s = suggest(text, item)
-    return answer_of(student, text, s.points, s.score, s.evidence, flags=s.flags)
+    return answer_of(student, text, s.points, s.score, s.evidence, flags=s.flags, doubts=s.doubts)
 
 
 def test_low_confidence_groups_come_first_and_crosses_are_quoted_inert_on_the_review_page():
@@ -506,11 +506,20 @@ def test_low_confidence_groups_come_first_and_crosses_are_quoted_inert_on_the_re
     groups = group_answers("q1", answers)
     assert groups[0].low_confidence and groups[0].representative.student_id == "s1"  # the salad
     assert not any(g.low_confidence for g in groups[1:])
-    assert "<script>" in next(e["quote"] for e in groups[-1].representative.evidence if not e["met"])
+    # h1 stands and misreads at once: medium confidence, after the flagged and before the confident
+    assert groups[1].doubtful and groups[1].representative.student_id == "h1"
+    assert not any(g.doubtful for g in groups[2:])
+    assert "<script>" in next(e["quote"] for e in groups[1].representative.evidence if not e["met"])
     rubric_item = next(it for it in lessons()[L16].rubric.written_items if it.id == "q1")
     html = render_item(ItemReview(L16, rubric_item, groups), "/", "")
     outliers = html[html.index('id="outliers"') :]  # groups of two or more come in their own section
     assert outliers.index("low confidence") < outliers.index("因果方向反了")  # the salad before h1
+    assert (
+        outliers.index("low confidence")
+        < outliers.index("medium confidence")
+        < outliers.index("因果方向反了")
+    )
+    assert "前后不一" in outliers
     assert "<script>alert" not in html and "&lt;script&gt;" in html
     assert "因果方向反了" in html and "the fast stage causes backpressure on the others" in html
 
@@ -558,3 +567,29 @@ def test_a_malformed_figures_entry_is_a_clear_rubric_error(entry):
     next(c for c in item["criteria"] if c["id"] == "layer_measure")["figures"] = [entry]
     with pytest.raises(ValueError, match="figures"):
         suggest("x", item)
+
+
+@pytest.mark.parametrize("lesson", [L16, L03])
+def test_the_concept_names_listed_earn_nothing(lesson):
+    """The demo's keyword student lists every concept's name of the rubric (a name with a formula or "by"
+    in it once made that list read as an explanation: 2/2 on lesson 16 Q2)."""
+    for item in ITEMS[lesson].values():
+        names = "、".join(
+            c["name"] for cr in item["criteria"] for u in cr.get("options") or [cr] for c in u["concepts"]
+        )
+        assert suggest(names, item).score == 0, (item["id"], suggest(names, item).comment)
+
+
+def test_confidence_is_medium_when_the_reading_is_doubtful():
+    """Confidence is also about the reading, not only flags: an answer whose points stand beside a denied or
+    misread one, one mostly made of the rubric's and question's words, or one naming concepts without an
+    explanation is "medium", with its reasons in the comment (and the review page, above)."""
+    item = ITEMS[L16]["q1"]
+    mixed = suggest(CASES["q1-fast-stage-causes-backpressure"][2], item)
+    assert mixed.confidence == "medium" and mixed.doubts and not mixed.flags
+    assert any(line.startswith("? 置信度中等") for line in mixed.comment.splitlines())
+    assert mixed.to_item_result().doubts == mixed.doubts
+    clean = suggest(CASES["q1-no-backpressure-in-the-example"][2], item)
+    assert clean.confidence == "high" and not clean.doubts
+    salad = suggest(SALADS[(L16, "q1")], item)
+    assert salad.confidence == "low" and not salad.doubts  # a flag already says it: no second reason

@@ -56,6 +56,7 @@ class ItemResult:
     message: str = ""
     extra_credit: bool = False
     flags: list[str] = field(default_factory=list)  # written: what the review must check by hand
+    doubts: list[str] = field(default_factory=list)  # written: why the suggestion's reading is doubtful
 
 
 @dataclass

@@ -162,7 +162,9 @@ def is_list_like(text: str) -> bool:
         ):
             return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
     segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
-    return len(segments) >= 3 and sum(size(s) < 7 for s in segments) >= 0.75 * len(segments)
+    short = sum(size(s) < 7 for s in segments)
+    # an enumeration of six or more items (、) is a list even when some items are long
+    return len(segments) >= 3 and short >= (0.5 if text.count("、") >= 5 else 0.75) * len(segments)
 
 
 _CLAUSE_CUT_RE = re.compile(r"[,;:、。!?]\s*|\.\s+")

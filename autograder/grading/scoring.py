@@ -97,6 +97,7 @@ def score_items(
                     confirmed=conf,
                     message=s.comment,
                     flags=list(s.flags),
+                    doubts=list(s.doubts),
                 )
             )
     return items

@@ -107,9 +107,12 @@ class WrittenSuggestion:
     #: what an instructor must know before trusting the score: hidden content, invisible characters,
     #: duplicated answer cells, "not scored" (too long or over the time budget)
     flags: list[str] = field(default_factory=list)
-    #: "high", or "low" whenever there is a flag: the text may not be what it seems (hidden content,
-    #: invisible characters, duplicated cells, not scored, or a keyword salad: the LOW_CONFIDENCE flag)
+    #: "low" whenever there is a flag: the text may not be what it seems (hidden content, invisible
+    #: characters, duplicated cells, not scored, or a keyword salad: the LOW_CONFIDENCE flag); "medium"
+    #: when the reading itself is doubtful (``doubts``: the answer contradicts itself, it is mostly the
+    #: rubric's and question's words, or its concepts occur without an explanation); else "high"
     confidence: str = "high"
+    doubts: list[str] = field(default_factory=list)
 
     def to_item_result(self, description: str = "") -> ItemResult:
         """The suggestion as an unconfirmed :class:`ItemResult` (score = suggestion until confirmed)."""
@@ -125,6 +128,7 @@ class WrittenSuggestion:
             confirmed=None,
             message=self.comment,
             flags=list(self.flags),
+            doubts=list(self.doubts),
         )
 
 
@@ -611,7 +615,8 @@ def suggest(
         )
 
     score = round(min(sum(scores.values()), points), 4)
-    salad = claims.salad(text, _all_hits(text, item), _question_text(question or ""))
+    hits, q = _all_hits(text, item), _question_text(question or "")
+    salad = claims.salad(text, hits, q)
     if score and salad:
         score = min(score, points * claims.SALAD_CAP)
         flags.append(
@@ -622,16 +627,39 @@ def suggest(
         for d in item.get("deductions") or []
         if scores[d["when_missing"]] < float(_crit(item, d["when_missing"])["points"])
     ]
+    doubts = [] if flags else _doubts(text, evidence, hits, q)
     return WrittenSuggestion(
         str(item["id"]),
         points,
         score,
         evidence,
         deductions,
-        _comment(item, score, points, evidence, scores, deductions, flags),
+        _comment(item, score, points, evidence, scores, deductions, flags, doubts),
         flags=flags,
-        confidence="low" if flags else "high",
+        confidence="low" if flags else "medium" if doubts else "high",
+        doubts=doubts,
     )
+
+
+#: an answer at least this share of whose tokens are the rubric's and question's words (short of a salad)
+#: reads doubtfully: on the tuning parts a fifth of such suggestions are off by half a point or more
+DOUBTFUL_COVERAGE = 0.7
+
+
+def _doubts(text: str, evidence: list[dict], hits: list[tuple[int, int]], question: str) -> list[str]:
+    """Why the reading of an honest-looking answer may be wrong (coherence and evidence, not flags): on the
+    tuning parts these answers disagree with the label about four times as often as the others."""
+    out = []
+    if any(e["met"] for e in evidence) and any(not e["met"] and e["quote"] for e in evidence):
+        out.append(
+            "前后不一：有的要点成立，有的被否定、撤回或读反 / mixed: some points stand, others are denied or misread"
+        )
+    coverage, n_tokens = claims.rubric_coverage(text, hits, question)
+    if n_tokens >= claims.SALAD_MIN_TOKENS and coverage >= DOUBTFUL_COVERAGE:
+        out.append(f"{coverage:.0%} 是题目与评分表的用词 / mostly the rubric's and question's words")
+    if any(e["note"].startswith("关键词罗列") for e in evidence):
+        out.append("关键词出现但没有解释 / concepts named without an explanation")
+    return out
 
 
 def _all_hits(text: str, item: dict) -> list[tuple[int, int]]:
@@ -657,9 +685,11 @@ def _comment(
     scores: dict,
     deductions: list[str],
     flags: Sequence[str] = (),
+    doubts: Sequence[str] = (),
 ) -> str:
     lines = [f"[静态审查 / static review] 建议得分 {_fmt(score)}/{_fmt(points)}"]
     lines += [f"⚠ 请核对 / check: {f}" for f in flags]
+    lines += [f"? 置信度中等 / medium confidence: {d}" for d in doubts]
     for ev in evidence:
         crit = _crit(item, ev["criterion"])
         mark = "✓ 满足 / met" if ev["met"] else "✗ 未满足 / missed"

@@ -46,6 +46,7 @@ class Answer:
     confirmed: float | None = None  # the instructor's score in the gradebook, None while unconfirmed
     submission_id: str = ""  # nbgrader's submitted-notebook id (formgrader's page of this submission)
     flags: tuple[str, ...] = ()  # the scorer's flags (hidden content, invisible characters, ...)
+    doubts: tuple[str, ...] = ()  # why the scorer's reading is doubtful (medium confidence)
 
     @property
     def canonical(self) -> str:
@@ -59,6 +60,7 @@ def answer_of(
     """An :class:`Answer` from the scorer's output (``evidence``: ``[{"criterion", "met", ...}]``)."""
     met = tuple(sorted(str(e.get("criterion")) for e in evidence if e.get("met")))
     kw["flags"] = tuple(kw.get("flags") or ())
+    kw["doubts"] = tuple(kw.get("doubts") or ())
     return Answer(student_id, text, float(points), float(suggestion), met, list(evidence), **kw)
 
 
@@ -87,6 +89,11 @@ class AnswerGroup:
     def low_confidence(self) -> bool:
         """Some member's suggestion carries a flag (hidden content, salad, not scored, …): review first."""
         return any(a.flags for a in self.members)
+
+    @property
+    def doubtful(self) -> bool:
+        """Medium confidence: some member's reading is doubtful (incoherent, mostly rubric words, unexplained)."""
+        return not self.low_confidence and any(a.doubts for a in self.members)
 
     @property
     def suggestion(self) -> float:
@@ -175,6 +182,13 @@ def group_answers(
             low = min((sim[i, j] for i in cluster for j in cluster if i < j), default=1.0)
             groups.append(AnswerGroup(item_id, members, round(float(low), 4), _key(item_id, members)))
     groups.sort(
-        key=lambda g: (not g.low_confidence, g.outlier, -g.size, -g.suggestion, g.representative.student_id)
+        key=lambda g: (
+            not g.low_confidence,
+            not g.doubtful,
+            g.outlier,
+            -g.size,
+            -g.suggestion,
+            g.representative.student_id,
+        )
     )
     return groups

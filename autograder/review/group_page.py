@@ -103,6 +103,7 @@ _ITEM = """{% extends "layout" %}{% block body %}
 <section class="group{% if g.confirmed|length == g.size %} done{% endif %}" id="group-{{ g.key }}"
          data-key="{{ g.key }}" data-size="{{ g.size }}">
 <h3>{% if g.low_confidence %}<span class="low-confidence">⚠ 低置信度 / low confidence</span> {% endif %}
+{% if g.doubtful %}<span class="medium-confidence">? 置信度中等 / medium confidence</span> {% endif %}
 {% if g.outlier %}Outlier {{ n }}{% else %}Group {{ n }}{% endif %}:
  <span class="size">{{ g.size }}</span> answer{% if g.size != 1 %}s{% endif %} ·
  suggested <span class="suggestion">{{ g.suggestion|num }}</span>/{{ g.points|num }}
@@ -112,6 +113,9 @@ _ITEM = """{% extends "layout" %}{% block body %}
  {% if scores %}(score{% if scores|length > 1 %}s{% endif %} {{ scores|join(', ') }}){% endif %}</h3>
 {% if g.representative.flags %}<ul class="flags">
 {% for f in g.representative.flags %}<li class="miss">⚠ {{ f|v }}</li>{% endfor %}
+</ul>{% endif %}
+{% if g.representative.doubts %}<ul class="doubts">
+{% for d in g.representative.doubts %}<li class="miss">? {{ d|v }}</li>{% endfor %}
 </ul>{% endif %}
 <div class="answer representative">{{ g.representative.text|v }}</div>
 <ul class="evidence">

@@ -207,6 +207,7 @@ def review_items(
                         confirmed=confirmed,
                         submission_id=snb_id,
                         flags=it.flags,
+                        doubts=it.doubts,
                     )
                 )
         for spec in specs:
