@@ -434,9 +434,31 @@ ENGLISH_SALADS = [
     ),
 ]
 
+# fluent salads (the kind fresh4's authors wrote): one long sentence that chains the terms of several criteria
+# with four or more causal links, at a rubric-word share a sincere answer also reaches
+CHAIN_SALADS = [
+    (
+        (L16, "q1"),
+        "下游背压之所以出现，是因为上游饥饿使得 recv 的缓冲区变慢，从而阻塞式 send 导致 [20,10,10,30] 的最慢阶段提前，"
+        "因此快阶段的隐性停顿来源于两条流水线共同的节拍。",
+    ),
+    (
+        (L03, "q2"),
+        "Equal layer counts cause the imbalance ratio of 1.636, which means the bubble measured by the profiler "
+        "leads to more micro-batches, so the uniform formula of 30.4% results in the slowest stage dropping to 4.0.",
+    ),
+    (
+        (L16, "q3"),
+        "控制回路不丢帧是因为陈旧梯度按 λ^Δt 衰减，从而最新值缓冲区使得视觉的频率提高，进而 stop-gradient 保证了时钟解耦，"
+        "所以重要性加权导致控制与视觉同步。",
+    ),
+]
+
 
 @pytest.mark.parametrize(
-    "key, text", [(k, SALADS[k]) for k in sorted(SALADS)] + ENGLISH_SALADS, ids=lambda x: str(x)[:30]
+    "key, text",
+    [(k, SALADS[k]) for k in sorted(SALADS)] + ENGLISH_SALADS + CHAIN_SALADS,
+    ids=lambda x: str(x)[:30],
 )
 def test_a_keyword_salad_is_flagged_and_capped_at_half(key, text):
     lesson, item_id = key
@@ -593,3 +615,14 @@ def test_confidence_is_medium_when_the_reading_is_doubtful():
     assert clean.confidence == "high" and not clean.doubts
     salad = suggest(SALADS[(L16, "q1")], item)
     assert salad.confidence == "low" and not salad.doubts  # a flag already says it: no second reason
+
+
+def test_a_sincere_causal_chain_about_one_criterion_is_no_salad():
+    """Four links in one sentence about one criterion is an explanation, not a salad."""
+    text = (
+        "因为 stage 3 最慢，所以 stage 2 做完后 send 要等 stage 3 发出 recv，从而卡在发送上，"
+        "因此它开始不了下一个微批次，这个等待再一级级传到上游：这是背压，只在下游更慢时出现。"
+        "上游饥饿相反：上游比我慢时，我算完了下一个输入还没到，只能空等。"
+    )
+    s = suggest(text, ITEMS[L16]["q1"])
+    assert not s.flags and s.score == 2, s.comment

@@ -9,6 +9,7 @@ Nothing here knows a lesson: what counts as a misreading of a criterion is rubri
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RE = re.compile(f"[{_CJK}]")
@@ -221,11 +222,29 @@ _CAUSAL_RE = re.compile(
 #: ... or it has at least this many causal connectives per token (and SALAD_MIN_CONNECTIVES of them)
 SALAD_CONNECTIVE_DENSITY = 0.085
 SALAD_MIN_CONNECTIVES = 4
+# the links of a causal chain: a sincere sentence has at most three (every labelled non-salad answer of the
+# tuning parts: 2 of 328 have three), a fluent salad chains four to seven ("因为 A 导致 B，从而 C 使得 D，因此 E")
+_CHAIN_RE = re.compile(
+    r"因为|由于|所以|导致|因此|从而|使得|(?<!即)使(?![用])|进而|造成|来源于|取决于|意味着|保证了?|以致|于是"
+    r"|\b(?:because|so|therefore|thus|hence|which means|means that|as a result|leads? to|led to|causes?"
+    r"|caused by|due to|follows? from|determines?|results? in|which is why|guarantees?)\b",
+    re.I,
+)
+_SENTENCE_END_RE = re.compile(r"[。!?;\n]+|\.(?=\s|$)")
+SALAD_CHAIN = 4
+#: ... close together: at most this many words per link (the tuning parts' salads: 5 to 14)
+SALAD_CHAIN_TOKENS = 15
 
 
-def salad(text: str, spans: list[tuple[int, int]], question: str = "") -> str | None:
-    """Why the answer is a keyword salad (its share of rubric and question words, or its density of causal
-    connectives), or None when it is not one."""
+def salad(
+    text: str,
+    spans: list[tuple[int, int]],
+    question: str = "",
+    units: Sequence[Sequence[tuple[int, int]]] = (),
+) -> str | None:
+    """Why the answer is a keyword salad (its share of rubric and question words, its density of causal
+    connectives, or a causal chain through several criteria's terms in one sentence), or None when it is not
+    one. ``units``: the hits of each criterion (or option) apart."""
     coverage, n_tokens = rubric_coverage(text, spans)
     # the question's words only count in a longer answer: a short sincere one is mostly the question's terms
     long_enough = question and n_tokens >= SALAD_MIN_TOKENS_WITH_QUESTION
@@ -237,6 +256,15 @@ def salad(text: str, spans: list[tuple[int, int]], question: str = "") -> str | 
     n_causal = len(_CAUSAL_RE.findall(text))
     if n_causal >= SALAD_MIN_CONNECTIVES and n_causal >= SALAD_CONNECTIVE_DENSITY * n_tokens:
         return f"{n_causal} causal connectives in {n_tokens} words"
+    pos = 0
+    for sentence in _SENTENCE_END_RE.split(text):
+        start, pos = pos, pos + len(sentence) + 1  # (the separator's length is at least 1: close enough)
+        chain = len(_CHAIN_RE.findall(sentence))
+        if chain < SALAD_CHAIN or len(_TOKEN_RE.findall(sentence)) > SALAD_CHAIN_TOKENS * chain:
+            continue
+        crossed = sum(any(start <= a < start + len(sentence) for a, _ in hits) for hits in units)
+        if crossed >= 2:
+            return f"a chain of {chain} causal links through {crossed} criteria in one sentence"
     return None
 
 

@@ -615,8 +615,9 @@ def suggest(
         )
 
     score = round(min(sum(scores.values()), points), 4)
-    hits, q = _all_hits(text, item), _question_text(question or "")
-    salad = claims.salad(text, hits, q)
+    units = [_unit_hits(text, u) for c in item["criteria"] for u in criterion_units(c)]
+    hits, q = [h for u in units for h in u], _question_text(question or "")
+    salad = claims.salad(text, hits, q, units)
     if score and salad:
         score = min(score, points * claims.SALAD_CAP)
         flags.append(
@@ -662,15 +663,17 @@ def _doubts(text: str, evidence: list[dict], hits: list[tuple[int, int]], questi
     return out
 
 
-def _all_hits(text: str, item: dict) -> list[tuple[int, int]]:
-    """Every span of the text that one of the item's concepts matches (for the salad measure)."""
+def _unit_hits(text: str, unit: dict) -> list[tuple[int, int]]:
+    """Every span of the text that one of a criterion's (or option's) concepts matches (for the salad measure)."""
     return [
         m.span()
-        for c in item["criteria"]
-        for u in criterion_units(c)
-        for concept in u["concepts"]
+        for concept in unit["concepts"]
         for m in _concept_regex(tuple(concept["patterns"])).finditer(text)
     ]
+
+
+def _all_hits(text: str, item: dict) -> list[tuple[int, int]]:
+    return [h for c in item["criteria"] for u in criterion_units(c) for h in _unit_hits(text, u)]
 
 
 def _crit(item: dict, cid: str) -> dict:
