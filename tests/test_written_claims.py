@@ -330,6 +330,16 @@ RULE_CASES = {
         {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0.5, "bubble_measure": 0},
         "公式高估了气泡",
     ),
+    # a soft retraction belongs to the nearest point before it, even when it names an earlier point's terms
+    "q3-retraction-takes-back-the-nearest-point": (
+        L16,
+        "q3",
+        "视觉和控制各自按自己的频率运行，中间用只保留最新 latent 的缓冲区连接，控制每拍读最新值，从不等待视觉，所以不丢帧。"
+        "回传给视觉的梯度会陈旧 Δt 步，所以按 λ^Δt 衰减。"
+        "不过再一想，缓冲区里总是最新的 latent，梯度其实不会陈旧，衰减没有必要。",
+        {"decoupled_clocks": 1, "staleness_stabiliser": 0},
+        "没有必要",
+    ),
     # the question asks for the lesson's numbers (rubric ``figures``): a wrong one halves the measurement
     "03q2-wrong-figures": (
         L03,

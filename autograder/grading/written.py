@@ -369,6 +369,9 @@ class _Match:
     unexplained: bool = False  # all concepts occur together, but only in passages that do not explain
     contradicted: bool = False
     half: bool = False  # met without a ``full_only`` concept: half the points
+    at: int = -1  # where the passage that met it starts
+    kept: _Match | None = None  # the reading a soft retraction withdrew, and where that retraction is
+    taken_back_at: int = -1
 
 
 def _sentence_quote(text: str, sent: _Sentence) -> str:
@@ -435,14 +438,20 @@ def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None
         return _Match(False, seen=seen, unexplained=unexplained)
     _, _, start, end, spans = best
     # the subject of a retraction is named by the claim's required concepts, not by a full-points detail
-    taken_back = _retracted(text, sents, required, start, min(e for _, e in spans[: len(required)]))
+    taken_back, strong = _retracted(text, sents, required, start, min(e for _, e in spans[: len(required)]))
+    met = _Match(True, quote=claims.trim_quote(text, start, end, spans), seen=True, half=half, at=start)
     if taken_back is not None:
-        return _Match(False, _sentence_quote(text, sents[taken_back]), seen=True, contradicted=True)
+        quote = _sentence_quote(text, sents[taken_back])
+        soft = None if strong else met  # a soft one may belong to a later point (see suggest)
+        return _Match(
+            False, quote, seen=True, contradicted=True, kept=soft, taken_back_at=sents[taken_back].start
+        )
     wrong = None if half else _wrong_figure(text, sents, unit)
     if wrong is not None:  # the measurement is right, the number is not the lesson's: half the points
         wrong.met = wrong.half = True
+        wrong.at = start
         return wrong
-    return _Match(True, quote=claims.trim_quote(text, start, end, spans), seen=True, half=half)
+    return met
 
 
 def _passage(text: str, sents: list[_Sentence], found: list, needs_reason: bool, deadline: float | None):
@@ -473,7 +482,12 @@ def _passage(text: str, sents: list[_Sentence], found: list, needs_reason: bool,
     return best, unexplained is not None
 
 
-def _retracted(text: str, sents: list[_Sentence], found: list, start: int, after: int) -> int | None:
+_ALL_POINTS_RE = re.compile(r"都|全部|两点|以上|上面|二者|两者|\b(?:all|both|none|everything|above)\b", re.I)
+
+
+def _retracted(
+    text: str, sents: list[_Sentence], found: list, start: int, after: int
+) -> tuple[int | None, bool]:
     """The sentence that takes the statement back: it retracts and speaks of the same subject (one of the
     unit's concepts occurs in it, affirmed or denied). An explicit retraction ("scratch that", "收回")
     counts from the passage that met the criterion on; a softer one ("doesn't matter", "其实不…",
@@ -482,10 +496,10 @@ def _retracted(text: str, sents: list[_Sentence], found: list, start: int, after
         if sent.end <= start or sent.echo or not any(k in where or k in denied for where, denied in found):
             continue
         if claims.RETRACTION_STRONG_RE.search(text, max(sent.start, start), sent.end):
-            return k
+            return k, True
         if sent.end > after and claims.RETRACTION_RE.search(text, max(sent.start, after), sent.end):
-            return k
-    return None
+            return k, False
+    return None, False
 
 
 def _note(m: _Match, text: str, live: bool, off_topic: bool) -> str:
@@ -577,6 +591,19 @@ def suggest(
     except _OverBudget:
         budget = ANSWER_BUDGET_S if budget_s is None else budget_s
         return not_scored(item, f"scoring took longer than {budget:g} s", flags)
+    # a soft retraction takes back the nearest point before it: when another point's passage stands between
+    # this one's and the retraction ("A. B. 其实 B 没有必要"), it is that point's, not this one's
+    # ("这两点都站不住", "all of this is wrong" take back every point before them)
+    passages = [m.at if m.met else m.kept.at for ms in matches.values() for m in ms if m.met or m.kept]
+    for ms in matches.values():
+        ms[:] = [
+            m.kept
+            if m.kept
+            and not _ALL_POINTS_RE.search(m.quote)
+            and any(m.kept.at < a < m.taken_back_at for a in passages)
+            else m
+            for m in ms
+        ]
     off_topic = not any(m.seen for ms in matches.values() for m in ms)
 
     evidence, scores = [], {}
