@@ -340,6 +340,24 @@ RULE_CASES = {
         {"decoupled_clocks": 1, "staleness_stabiliser": 0},
         "没有必要",
     ),
+    # "not A but B" where B is the wrong claim, and a closing counter-claim with no negation word
+    "q2-limit-is-zero-not-the-floor": (
+        L16,
+        "q2",
+        "m 很大时气泡率的极限并不是 1 − t̄/t_max，而是 0，因为瓶颈的影响最终会被摊平。"
+        "显存：1F1B 下阶段 p 的峰值 min(m, P−p)·M_p，越靠前越大。代价：全局批固定时微批次变小，GEMM 效率下降。",
+        {"bubble_floor": 0, "inflight_formula": 1, "side_effects": 0.5},
+        "而是 0",
+    ),
+    "q2-counter-claim-bubble-near-zero": (
+        L16,
+        "q2",
+        "m→∞ 时气泡率趋于 1 − t̄/t_max，因为快阶段每个周期都要等最慢的阶段。"
+        "显存：1F1B 下阶段 p 的峰值 min(m, P−p)·M_p，越靠前越大。代价：全局批固定时微批次变小，GEMM 效率下降。"
+        "所以调参时把 m 开到上千，气泡率就接近 0 了。",
+        {"bubble_floor": 0, "inflight_formula": 1, "side_effects": 0.5},
+        "接近 0",
+    ),
     # the question asks for the lesson's numbers (rubric ``figures``): a wrong one halves the measurement
     "03q2-wrong-figures": (
         L03,

@@ -106,12 +106,14 @@ def contrast_follows(text: str, end: int, sent_end: int) -> bool:
 
 # "not A but B": "不是 P−p 个，而是 min(m, P−p) 个" negates A to affirm B, which the same concept matches again
 def corrected_after(text: str, end: int, sent_end: int) -> bool:
-    """The negated hit is the "not A" of "not A but B" (而是/but rather follows in its sentence)."""
-    return bool(re.search(r"而是|\bbut rather\b|\binstead\b", text[end:sent_end], re.I))
+    """The negated hit is the "not A" of "not A but B" (而是/but rather/instead follows in its sentence): A is
+    neither claimed nor denied there; what B says is read on its own (a wrong B is the rubric's misreading)."""
+    return bool(re.compile(r"而是|\bbut rather\b|\binstead\b", re.I).search(text, end, sent_end))
 
 
 RETRACTION_STRONG_RE = re.compile(
-    r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了|再想想|转念一想",
+    r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了|再想想|转念一想"
+    r"|更正一下|纠正一下|\bcorrection:",
     re.I,
 )
 RETRACTION_RE = re.compile(
