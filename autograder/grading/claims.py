@@ -29,12 +29,12 @@ _NEG_EXEMPT_RE = re.compile(
     r"|(?:没有|没|无)[^\s,;:。，；：]{1,8}\s*(?:[A-Za-z]+\s*)?(?:时|的时候|的话|之前)"
     # a consequence under a condition ("缓冲无限大就不会阻塞"), a relative clause ("没超过的按 λ^Δt 缩小"),
     # and a denied guarantee ("没有理论能保证 λ 取多少", "cannot guarantee"): none denies the claim
-    r"|(?:就|则|便)\s*(?:不会|不用|不必|无需|不需要|没有)|(?:没有?|未|不)(?:超过|超出|达到|过期|满)\S{0,3}的"
+    r"|(?:就|则|便)\s*(?:不会|不用|不必|无需|不需要|没有)|(?:没有|没|无)[^\s,;:。，；：]{1,8}(?:就|则|便)\s*$|(?:没有?|未|不)(?:超过|超出|达到|过期|满)\S{0,3}的"
     r"|(?:没有|无|不能|无法|不一定能?)\S{0,4}保证|(?:cannot|can't|not|no) (?:be )?guarantee",
     re.I,
 )
 _NEG_AFTER_RE = re.compile(
-    r"^[^。;\n]{0,16}?(?:无关|没有关系|没关系|不是问题|不成问题|可以忽略|忽略不计|不会带来任何问题|没有\S{0,3}影响|不是原因|不起作用|保持不变|并不存在)"
+    r"^[^。;\n]{0,16}?(?:无关|没有关系|没关系|不是问题|不成问题|可以忽略|忽略不计|不会带来任何问题|没有\S{0,3}影响|不是原因|不起作用|保持不变|并不存在|不成立)"
     r"|^[^,;.]{0,30}?\b(?:nothing to do with|plays? no role|(?:is|are) not (?:an? )?(?:issue|problem|cause|reason)"
     r"|(?:is|are) never the (?:reason|cause)|irrelevant|negligible|can be ignored|not needed|not required"
     r"|stays? the same|does ?n[o']t change|just noise)",
@@ -59,6 +59,12 @@ _THIS_EXAMPLE_RE = re.compile(
 _CONTRAST_AFTER_RE = re.compile(r"[,，]\s*而(?![是且非])|\bwhereas\b|\bunlike\b", re.I)
 
 
+_CONDITION_START_RE = re.compile(
+    r"\s*(?:with(?:out)?|if|when|once|given|as long as|unless|如果|若|假如|假设|当|只要|一旦|有了?(?=\S{1,8}(?:时|就|的话)))",
+    re.I,
+)
+
+
 def negated(text: str, start: int, end: int, floor: int = 0) -> bool:
     """A negation cue just before the hit (same clause, after ``floor``) or a dismissal just after it."""
     left = start
@@ -66,7 +72,11 @@ def negated(text: str, start: int, end: int, floor: int = 0) -> bool:
         left -= 1
     before = text[left:start]
     if _NEG_BEFORE_RE.search(before) and not _NEG_EXEMPT_RE.search(before):
-        return True
+        clause = left
+        while clause > floor and text[clause - 1] not in CLAUSE_END and start - clause < 80:
+            clause -= 1
+        # "With an unbounded buffer there is no blocking", "如果槽位够，send 不会阻塞": a conditional claim
+        return not _CONDITION_START_RE.match(text, clause)
     right = end
     while right < len(text) and text[right] not in ".。;；\n" and right - end < 40:
         right += 1
@@ -89,11 +99,16 @@ def rejected(text: str, start: int, end: int) -> bool:
 
 def scoped_to_example(text: str, sent_start: int, start: int, end: int) -> bool:
     """The negation is about one named example, not the mechanism: an example such as ``[30,10,10,20]``
-    stands right before the hit (no sentence break between) or right after it."""
+    stands right before the hit (no sentence break between) or right after it, or heads its line or the
+    line before ("[30,10,10,20]：" then "… → 没有背压")."""
     before = text[max(sent_start, start - 40) : start]
     after = text[end : end + 30]
+    line_start = text.rfind("\n", 0, start) + 1
+    previous = text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1 : max(line_start - 1, 0)]
     return bool(
-        _EXAMPLE_RE.search(before)
+        _EXAMPLE_RE.match(text, line_start)
+        or re.fullmatch(r"\s*\[\s*\d+(?:\s*,\s*\d+)+\s*\]\s*[:：]?\s*", previous)
+        or _EXAMPLE_RE.search(before)
         or _EXAMPLE_RE.match(after.lstrip(" inforat在里中"))
         or _THIS_EXAMPLE_RE.match(after)
         or re.search(r"这(?:条|种|个)(?:流水线|情况|例子)\S{0,3}$", before)
@@ -238,8 +253,8 @@ _CHAIN_RE = re.compile(
 )
 _SENTENCE_END_RE = re.compile(r"[。!?;\n]+|\.(?=\s|$)")
 SALAD_CHAIN = 4
-#: ... close together: at most this many words per link (the tuning parts' salads: 5 to 14)
-SALAD_CHAIN_TOKENS = 15
+#: ... close together: at most this many words per link (the tuning parts' salads: 5 to 17)
+SALAD_CHAIN_TOKENS = 20
 
 
 def salad(
