@@ -253,8 +253,9 @@ _CHAIN_RE = re.compile(
 )
 _SENTENCE_END_RE = re.compile(r"[。!?;\n]+|\.(?=\s|$)")
 SALAD_CHAIN = 4
-#: ... close together: at most this many words per link (the tuning parts' salads: 5 to 17)
-SALAD_CHAIN_TOKENS = 20
+#: ... close together: at most this many words per link (the tuning parts' salads: 5 to 14; with five
+#: links or more, up to 17)
+SALAD_CHAIN_TOKENS = 15
 
 
 def salad(
@@ -281,8 +282,9 @@ def salad(
     for sentence in _SENTENCE_END_RE.split(text):
         start, pos = pos, pos + len(sentence) + 1  # (the separator's length is at least 1: close enough)
         chain = len(_CHAIN_RE.findall(sentence))
-        if chain < SALAD_CHAIN or len(_TOKEN_RE.findall(sentence)) > SALAD_CHAIN_TOKENS * chain:
-            continue
+        words = len(_TOKEN_RE.findall(sentence))
+        if chain < SALAD_CHAIN or words > (SALAD_CHAIN_TOKENS if chain == SALAD_CHAIN else 20) * chain:
+            continue  # four links close together, or five and more at up to 20 words each
         crossed = sum(any(start <= a < start + len(sentence) for a, _ in hits) for hits in units)
         if crossed >= 2:
             return f"a chain of {chain} causal links through {crossed} criteria in one sentence"
