@@ -74,6 +74,8 @@ def negated(text: str, start: int, end: int, floor: int = 0) -> bool:
     if _NEG_BEFORE_RE.search(before) and not _NEG_EXEMPT_RE.search(before):
         clause = left
         while clause > floor and text[clause - 1] not in CLAUSE_END and start - clause < 80:
+            if text[clause - 2 : clause] == ". ":
+                break
             clause -= 1
         # "With an unbounded buffer there is no blocking", "如果槽位够，send 不会阻塞": a conditional claim
         return not _CONDITION_START_RE.match(text, clause)
@@ -111,7 +113,7 @@ def scoped_to_example(text: str, sent_start: int, start: int, end: int) -> bool:
         or _EXAMPLE_RE.search(before)
         or _EXAMPLE_RE.match(after.lstrip(" inforat在里中"))
         or _THIS_EXAMPLE_RE.match(after)
-        or re.search(r"这(?:条|种|个)(?:流水线|情况|例子)\S{0,3}$", before)
+        or re.search(r"这(?:条|种|个)\s*(?:流水线|pipeline|情况|例子|配置)", before)
     )
 
 
@@ -160,6 +162,9 @@ def size(text: str) -> float:
     return len(_CJK_RE.findall(text)) + 1.5 * len(_WORD_RE.findall(text))
 
 
+_CLAUSE_CHAR_RE = re.compile("[我你它他就才按把被让会能要并再又]")
+
+
 def is_list_like(text: str) -> bool:
     """A keyword list or dump rather than a sentence: short comma-separated segments, spaces between
     CJK words, CJK without function characters, or English content words without function words."""
@@ -184,7 +189,8 @@ def is_list_like(text: str) -> bool:
         ):
             return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
     segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
-    short = sum(size(s) < 7 for s in segments)
+    # a short segment with a function character ("我按 λ^Δt 衰减", "超过就丢") is a clause, not a keyword
+    short = sum(size(s) < 7 and not _CLAUSE_CHAR_RE.search(s) for s in segments)
     # an enumeration of six or more items (、) is a list even when some items are long
     return len(segments) >= 3 and short >= (0.5 if text.count("、") >= 5 else 0.75) * len(segments)
 
