@@ -253,7 +253,7 @@ SALAD_MIN_CONNECTIVES = 4
 # tuning parts: 2 of 328 have three), a fluent salad chains four to seven ("因为 A 导致 B，从而 C 使得 D，因此 E")
 _CHAIN_RE = re.compile(
     r"因为|由于|所以|导致|因此|从而|使得|(?<!即)使(?![用])|进而|造成|来源于|取决于|意味着|保证了?|以致|于是"
-    r"|\b(?:because|so|therefore|thus|hence|which means|means that|as a result|leads? to|led to|causes?"
+    r"|\b(?:because|since|so|therefore|thus|hence|which means|means that|as a result|leads? to|led to|causes?|makes?"
     r"|caused by|due to|follows? from|determines?|results? in|which is why|guarantees?)\b",
     re.I,
 )
