@@ -18,6 +18,7 @@ def main() -> None:
     for part in agreement.parts():
         table = agreement.report(part)
         print(agreement.format_report(part, table))
+        print(agreement.by_confidence(part))
         if part == "heldout":
             worst = min(m["within"] for m in table.values())
             ok = (

@@ -10,7 +10,11 @@ targets (a target would invite tuning against them). For each part, per item and
 * over-credit: suggestion > label + 0.5; under-credit: suggestion < label - 0.5;
 * negated max: the highest suggestion given to an answer that denies the right answer;
 * bad max: the highest suggestion given to an answer whose ``kind`` is one of :data:`BAD_KINDS`
-  (a retraction, a reversed claim, a negation, a keyword salad); the target is half the item's points.
+  (a retraction, a reversed claim, a negation, a keyword salad); the target is half the item's points;
+  bad over: the most such a suggestion exceeds its own label (an author may give a hard kind partial credit:
+  a retraction of one point of three);
+* by confidence (:func:`by_confidence`): within ±0.5 and over-credit for the high, medium and low
+  confidence suggestions apart: how far a suggestion an instructor reads at a glance can be trusted.
 
 Parts are discovered: every ``written_corpus/*.yaml`` whose ``part:`` names its file is one, ordered
 :data:`KNOWN_PARTS` first, then any new part by name (a new author's ``fresh3.yaml`` needs no code).
@@ -66,6 +70,7 @@ class Scored:
     negated: bool
     kind: str = ""
     points: float = 2.0
+    confidence: str = "high"
 
     @property
     def key(self) -> str:
@@ -140,6 +145,7 @@ def score_part(part: str, assignments: tuple[str, ...] | None = None) -> list[Sc
                     bool(a.get("negated")),
                     kind,
                     float(items[a["item"]]["points"]),
+                    s.confidence,
                 )
             )
     return rows
@@ -150,6 +156,7 @@ def metrics(rows: list[Scored]) -> dict[str, float]:
     diffs = [r.suggestion - r.label for r in rows]
     negated = [r.suggestion for r in rows if r.negated]
     bad = [r.suggestion / r.points for r in rows if r.kind in BAD_KINDS]
+    bad_over = [r.suggestion - r.label for r in rows if r.kind in BAD_KINDS]
     return {
         "n": n,
         "exact": sum(abs(d) < 1e-9 for d in diffs) / n,
@@ -161,7 +168,21 @@ def metrics(rows: list[Scored]) -> dict[str, float]:
         "bad_n": len(bad),
         # highest suggestion, as a share of the item's points, given to a retraction/reversal/negation/salad
         "bad_max": max(bad, default=0.0),
+        # ... and the most it exceeds that answer's label by (a hard kind may deserve partial credit)
+        "bad_over": max(bad_over, default=0.0),
     }
+
+
+def by_confidence(part: str) -> str:
+    """Within ±0.5 by the suggestions' confidence: how far a suggestion of each level can be trusted."""
+    rows = score_part(part)
+    out = []
+    for level in ("high", "medium", "low"):
+        mine = [r for r in rows if r.confidence == level]
+        if mine:
+            m = metrics(mine)
+            out.append(f"{level} {m['within']:.1%} within, {m['over']:.1%} over (n={len(mine)})")
+    return f"{part} by confidence: " + "; ".join(out)
 
 
 def report(part: str) -> dict[str, dict[str, float]]:
@@ -176,10 +197,10 @@ def format_report(part: str, table: dict[str, dict[str, float]]) -> str:
     lines = [
         f"written-answer agreement, {part} part",
         f"{'item':<10}{'n':>4}{'exact':>8}{'±0.5':>8}{'MAE':>7}{'over':>7}{'under':>7}{'neg.max':>9}"
-        f"{'bad.max':>9}",
+        f"{'bad.max':>9}{'bad.over':>9}",
     ]
     for key, m in table.items():
-        bad = f"{m['bad_max']:>8.0%}" if m["bad_n"] else f"{'-':>8}"
+        bad = f"{m['bad_max']:>8.0%} {m['bad_over']:>+8.2f}" if m["bad_n"] else f"{'-':>8} {'-':>8}"
         lines.append(
             f"{key:<10}{m['n']:>4}{m['exact']:>8.1%}{m['within']:>8.1%}{m['mae']:>7.2f}"
             f"{m['over']:>7.1%}{m['under']:>7.1%}{m['negated_max']:>9.2f} {bad}"
