@@ -189,3 +189,13 @@ def test_fresh3_meets_issue_23s_targets_now_that_it_is_tuning_data():
         if r.kind in agreement.BAD_KINDS and r.suggestion > max(r.label, r.points / 2)
     ]
     assert not bad, bad
+
+
+def test_the_report_splits_agreement_by_confidence_and_shows_hard_kinds_over_their_label():
+    """`make bench` prints how far each confidence level can be trusted, and how far a retraction, reversal,
+    negation or salad was suggested above its own label (bad.over)."""
+    line = agreement.by_confidence("tune")
+    assert line.startswith("tune by confidence: high ") and " low " in line, line
+    table = agreement.report("tune")
+    assert "bad.over" in agreement.format_report("tune", table)
+    assert table["overall"]["bad_n"] and table["overall"]["bad_over"] <= 0.5 + 1e-9

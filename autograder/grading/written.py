@@ -29,7 +29,9 @@ How an answer is read
    (independence of a variable) states a relation and is no dismissal; a negation about one named
    example ("在 [30,10,10,20] 里没有背压", "no backpressure in [30,10,10,20]") is neither a claim nor a
    denial; a negated hit followed by a contrast with another subject ("静态调度没有决策开销，而动态调度…")
-   states the relation and counts.
+   states the relation and counts; the "not A" of "not A but B" (不是 A，而是 B) is neither (B is read on
+   its own); a negation under a condition ("缓冲无限大就不会阻塞", "With an unbounded buffer there is no
+   blocking"), in a relative clause ("没超过的") or of a guarantee ("没有理论能保证") denies nothing.
 4. A **criterion** is met when every concept has an un-negated hit inside one passage that
    *explains*: it has a causal/conditional connective (因为 所以 导致 当…时 because when if …) or a
    formula (unless the criterion says ``needs_reason: false``, e.g. a design), it is long enough (12
@@ -38,20 +40,28 @@ How an answer is read
    (a) its first concept (its claim) is negated in a sentence that also names another of its concepts
    (a denial or a self-contradiction);
    (b) a later sentence about the same subject takes it back: "scratch that"/"收回" anywhere after the
-   passage; "doesn't matter"/"其实不…"/"其实只是…"/"不算…" after the passage's first hit;
+   passage; "doesn't matter"/"其实不…"/"其实只是…"/"不算…" after the passage's first hit, and only the
+   nearest point before it (another point's passage in between keeps this one) unless it speaks of all
+   ("这两点都站不住");
    (c) one of the criterion's ``misreadings`` (rubric data: ``{pattern, why}``) matches, un-negated and
    not rejected in its own sentence ("…也不对", "is misleading"): a reversed causal direction, a
    misattributed mechanism, a rejected measure, an affirmative counter-design; ``why`` is the note.
    A concept marked ``full_only: true`` is needed for full points only: without it the criterion earns
-   half ("缓冲" without "latest value only"). ``need: k`` with ``options:`` makes an any-k-of-n
-   criterion: each option met earns ``points / k``, up to the criterion's points.
+   half ("缓冲" without "latest value only", a memory formula without min(m, ·)). A criterion's ``figures``
+   (rubric data: ``{cue, values, unit}``) are the lesson's numbers where the question asks for them: a
+   figure stated after the cue that is none of the values (beyond rounding or 2 %) halves the criterion,
+   quoted. ``need: k`` with ``options:`` makes an any-k-of-n criterion: each option met earns ``points /
+   k``, up to the criterion's points.
 5. **Score** = the sum over criteria, capped at the item's points. Deductions are reported for the
    criteria not fully met; they coincide with the missing points and are not subtracted again.
 6. **Salad and confidence**: when ``SALAD_COVERAGE`` of an answer's tokens (>= 12) are the item's concept
    hits or glue words (因为 所以 的 because the …), ``SALAD_COVERAGE_WITH_QUESTION`` counting the question's
-   words too, or a causal connective per ~12 tokens (:func:`claims.salad`), it is a keyword salad: capped at ``SALAD_CAP`` (a quarter) of the
-   points, flagged ``LOW_CONFIDENCE``. ``confidence`` is "low" whenever there is a flag (hidden content,
-   invisible characters, duplicated cells, not scored, salad); reviews show those first.
+   words too, a causal connective per ~12 tokens, or one sentence chaining four or more causal links
+   through two or more criteria's terms (:func:`claims.salad`), it is a keyword salad: capped at
+   ``SALAD_CAP`` (a quarter) of the points, flagged ``LOW_CONFIDENCE``. ``confidence`` is "low" whenever
+   there is a flag (hidden content, invisible characters, duplicated cells, not scored, salad); "medium"
+   when the reading is doubtful (``doubts``: points standing beside a denied or misread one, mostly the
+   rubric's and question's words, concepts without an explanation); reviews show low, then medium first.
 
 The cues (negation, dismissal, retraction, contrast, salad glue, copies) live in :mod:`.claims`; the rest is rubric data.
 
