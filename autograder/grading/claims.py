@@ -162,7 +162,7 @@ def size(text: str) -> float:
     return len(_CJK_RE.findall(text)) + 1.5 * len(_WORD_RE.findall(text))
 
 
-_CLAUSE_CHAR_RE = re.compile("[我你它他就才按把被让会能要并再又]")
+_CLAUSE_CHAR_RE = re.compile("[我你它他就才按把被让会能要并再又不没写读存放跑]")
 
 
 def is_list_like(text: str) -> bool:
@@ -190,9 +190,10 @@ def is_list_like(text: str) -> bool:
             return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
     segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
     # a short segment with a function character ("我按 λ^Δt 衰减", "超过就丢") is a clause, not a keyword
-    short = sum(size(s) < 7 and not _CLAUSE_CHAR_RE.search(s) for s in segments)
-    # an enumeration of six or more items (、) is a list even when some items are long
-    return len(segments) >= 3 and short >= (0.5 if text.count("、") >= 5 else 0.75) * len(segments)
+    # an enumeration of six or more items (、) is a list even when some items are long or read as clauses
+    enumeration = text.count("、") >= 5
+    short = sum(size(s) < 7 and (enumeration or not _CLAUSE_CHAR_RE.search(s)) for s in segments)
+    return len(segments) >= 3 and short >= (0.5 if enumeration else 0.75) * len(segments)
 
 
 _CLAUSE_CUT_RE = re.compile(r"[,;:、。!?]\s*|\.\s+")
