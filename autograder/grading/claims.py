@@ -260,6 +260,7 @@ _CHAIN_RE = re.compile(
 )
 _SENTENCE_END_RE = re.compile(r"[。!?;\n]+|\.(?=\s|$)")
 SALAD_CHAIN = 4
+SALAD_PARAGRAPH_CHAIN = 6
 #: ... close together: at most this many words per link (the tuning parts' salads: 5 to 14; with five
 #: links or more, up to 17)
 SALAD_CHAIN_TOKENS = 15
@@ -285,6 +286,15 @@ def salad(
     n_causal = len(_CAUSAL_RE.findall(text))
     if n_causal >= SALAD_MIN_CONNECTIVES and n_causal >= SALAD_CONNECTIVE_DENSITY * n_tokens:
         return f"{n_causal} causal connectives in {n_tokens} words"
+    # ... or a paragraph of six or more links at most 18 words apart (the salads that split their chain
+    # with semicolons; every sincere paragraph of the tuning parts with six links has over 30 words per link)
+    start = 0
+    for para in text.split("\n"):
+        chain = len(_CHAIN_RE.findall(para))
+        crossed = sum(any(start <= a < start + len(para) for a, _ in hits) for hits in units)
+        start += len(para) + 1
+        if chain >= SALAD_PARAGRAPH_CHAIN and len(_TOKEN_RE.findall(para)) <= 18 * chain and crossed >= 2:
+            return f"a chain of {chain} causal links through {crossed} criteria in one paragraph"
     pos = 0
     for sentence in _SENTENCE_END_RE.split(text):
         start, pos = pos, pos + len(sentence) + 1  # (the separator's length is at least 1: close enough)
