@@ -465,6 +465,11 @@ ENGLISH_SALADS = [
 # fluent salads (the kind fresh4's authors wrote): one long sentence that chains the terms of several criteria
 # with four or more causal links, at a rubric-word share a sincere answer also reaches
 CHAIN_SALADS = [
+    (  # the chain split by semicolons: six links in one paragraph
+        (L03, "q2"),
+        "两个误区是层数和 m。由于层数相同导致不均衡比 max/mean，因此最慢段决定了 1.636；而增大 m 使得气泡率趋于 "
+        "1 − t̄/t_max，所以 makespan 暴露了公式的 30.4%，从而显存和 GEMM 效率共同暴露了本课的数字。",
+    ),
     (
         (L16, "q1"),
         "下游背压之所以出现，是因为上游饥饿使得 recv 的缓冲区变慢，从而阻塞式 send 导致 [20,10,10,30] 的最慢阶段提前，"
