@@ -137,7 +137,7 @@ RETRACTION_RE = re.compile(
     RETRACTION_STRONG_RE.pattern
     + r"|(?:does ?n[o']t|does not|wo ?n't|will not) (?:really |actually )?matter|(?:is|are) irrelevant here"
     r"|其实不|其实并不|其实没|其实只是|实际上\S{0,12}?(?:不|没|就够)|不算|无所谓|不重要|没有?必要|(?:是|都是)多余的?"
-    r"|问题不在|站不住|只在理想|只在理论上|只是理论上|only (?:holds )?in theory|only in the ideal|(?:主要|只|不过)是\S{0,2}测量误差|(?:is|was) (?:just|mostly|only) (?:a )?measurement (?:error|noise)"
+    r"|问题不在|站不住|历史包袱|只在理想|只在理论上|只是理论上|only (?:holds )?in theory|only in the ideal|(?:主要|只|不过)是\S{0,2}测量误差|(?:is|was) (?:just|mostly|only) (?:a )?measurement (?:error|noise)"
     r"|(?:is|are) (?:all )?(?:unnecessary|superfluous|overkill)"
     r"|(?:is|was) (?:only|just) an approximation|only approximate",
     re.I,
