@@ -131,7 +131,7 @@ def test_bad_kinds_report_their_highest_share_and_first_figures_are_printed():
     assert (m["bad_n"], m["bad_max"]) == (2, 0.75)
     out = agreement.format_report("fresh2", {"overall": m})
     assert "first (measured once unseen): 93.0% within ±0.5, 81.0% exact, 5.0% over" in out
-    assert "first figures: not recorded yet" in agreement.format_report("fresh9", {"overall": m})
+    assert "first figures: not recorded yet" in agreement.format_report("fresh-unrecorded", {"overall": m})
     assert agreement.first_figures().keys() >= {"tune", "heldout", "fresh", "fresh2"}
 
 
