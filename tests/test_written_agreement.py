@@ -41,15 +41,20 @@ def test_corpus_shape_and_labels_follow_the_rubric(assignment):
             f"{assignment}/{item_id}: fresh parts {counts}"
         )
         points = {c["id"]: float(c["points"]) for c in item["criteria"]}
-        steps = {c["id"]: float(c["points"]) / int(c.get("need", 1)) for c in item["criteria"]}
+        # a criterion that can earn half (a ``full_only`` concept: the memory formula without min(m, ·),
+        # a buffer that is not latest-value only) may be labelled in half steps in every part
+        halves = {c["id"] for c in item["criteria"] if any(k.get("full_only") for k in c.get("concepts", []))}
+        steps = {
+            c["id"]: float(c["points"]) / int(c.get("need", 1)) / (2 if c["id"] in halves else 1)
+            for c in item["criteria"]
+        }
         for part, answers in parts.items():
             for a in (a for a in answers if a["item"] == item_id):
                 assert set(a["labels"]) == set(points), f"{a['id']}: labels {sorted(a['labels'])}"
                 for cid, got in a["labels"].items():
                     # the fresh parts' authors were asked for multiples of 0.5 (an instructor's partial
-                    # credit on a criterion); tune and heldout hold whole criteria, except half credit
-                    # for a memory formula without min(m, ·) (issue 23's relabelling)
-                    step = 0.5 if part.startswith("fresh") or cid == "inflight_formula" else steps[cid]
+                    # credit on a criterion); tune and heldout hold whole criteria or their halves
+                    step = 0.5 if part.startswith("fresh") else steps[cid]
                     assert 0 <= got <= points[cid] and (got / step).is_integer(), f"{a['id']}/{cid}={got}"
                 assert isinstance(a["answer"], str) and a["reason"].strip(), a["id"]
                 if a.get("negated"):
@@ -152,8 +157,21 @@ def test_the_heldout_parts_are_never_listed_answer_by_answer():
             agreement.disagreements(part)
 
 
+def test_a_part_is_listed_only_once_its_first_figures_are_recorded(monkeypatch):
+    """A new author's part stays unseen until its first measurement is recorded; parts sort naturally."""
+    recorded = agreement.first_figures()
+    monkeypatch.setattr(
+        agreement, "first_figures", lambda: {k: v for k, v in recorded.items() if k != "fresh9"}
+    )
+    assert "fresh9" in agreement.parts() and "fresh9" not in agreement.tuning_parts()
+    with pytest.raises(ValueError):
+        agreement.disagreements("fresh9")
+    assert agreement.parts()[:2] == ("tune", "heldout")
+    assert agreement.parts().index("fresh2") < agreement.parts().index("fresh9")
+
+
 def test_fresh3_is_tuning_data_since_its_first_measurement():
-    assert "fresh3" in agreement.TUNING and "fresh3" not in agreement.UNSEEN
+    assert "fresh3" in agreement.tuning_parts() and "fresh3" not in agreement.UNSEEN
     assert all(r.assignment and r.id for r in agreement.disagreements("fresh3"))
 
 

@@ -17,7 +17,8 @@ targets (a target would invite tuning against them). For each part, per item and
   confidence suggestions apart: how far a suggestion an instructor reads at a glance can be trusted.
 
 Parts are discovered: every ``written_corpus/*.yaml`` whose ``part:`` names its file is one, ordered
-:data:`KNOWN_PARTS` first, then any new part by name (a new author's ``fresh3.yaml`` needs no code).
+:data:`FIRST_PARTS` first, then the others by name (a new author's ``fresh10.yaml`` needs no code); a
+part may be listed answer by answer (``--show``) once its first figures are recorded (:func:`tuning_parts`).
 An answer may carry an optional ``kind`` (one of :data:`KINDS`). ``corpus_figures.yaml`` beside this
 module holds each part's FIRST recorded figures (printed beside the current ones) and the floor that
 the held-out parts may not drop below (tests/test_written_agreement.py).
@@ -31,6 +32,7 @@ parts, and read only the aggregate figures of the held-out ones.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import dataclass
 from functools import cache
@@ -42,19 +44,8 @@ from autograder.core.numbers import score
 from autograder.core.registry import lessons
 from autograder.grading.written import suggest
 
-KNOWN_PARTS = (
-    "tune",
-    "heldout",
-    "fresh",
-    "fresh2",
-    "fresh3",
-    "fresh4",
-    "fresh5",
-    "fresh6",
-    "fresh7",
-    "fresh8",
-    "fresh9",
-)
+#: the first parts in reports; every other part follows by name, fresh2 before fresh10
+FIRST_PARTS = ("tune", "heldout")
 KINDS = frozenset(
     "correct partial incomplete misconception retraction reversal negation salad missed-wording "
     "off-topic empty copy".split()
@@ -62,8 +53,6 @@ KINDS = frozenset(
 BAD_KINDS = frozenset({"retraction", "reversal", "negation", "salad"})
 #: the parts whose answers are never listed one by one (only their aggregate figures are read)
 UNSEEN = ("heldout", "fresh2")
-#: the parts that may be listed answer by answer (fresh3 joined them after its first, unseen measurement)
-TUNING = ("tune", "fresh", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9")
 FIGURES = Path(__file__).with_name("corpus_figures.yaml")
 # Targets on the held-out part (issue 11); tests/test_written_agreement.py fails below them.
 TARGET_WITHIN = 0.90
@@ -112,8 +101,18 @@ def parts() -> tuple[str, ...]:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
             if isinstance(data, dict) and data.get("part") == path.stem and "answers" in data:
                 found.add(path.stem)
-    known = [p for p in KNOWN_PARTS if p in found]
-    return (*known, *sorted(found - set(known)))
+    first = [p for p in FIRST_PARTS if p in found]
+    natural = sorted(
+        found - set(first), key=lambda p: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p)]
+    )
+    return (*first, *natural)
+
+
+def tuning_parts() -> tuple[str, ...]:
+    """The parts that may be listed answer by answer: a part joins them once its first figures are recorded
+    (``corpus_figures.yaml``: it was measured once, unseen), unless it is held out (:data:`UNSEEN`)."""
+    recorded = first_figures()
+    return tuple(p for p in parts() if p in recorded and p not in UNSEEN)
 
 
 def first_figures() -> dict[str, dict]:
@@ -236,7 +235,7 @@ def format_first(part: str, overall: dict[str, float]) -> str:
 
 
 def disagreements(part: str) -> list[Scored]:
-    if part in UNSEEN or part not in TUNING:
+    if part not in tuning_parts():
         raise ValueError("only the tuning parts are listed answer by answer; the held-out parts stay unseen")
     return [r for r in score_part(part) if abs(r.suggestion - r.label) > 1e-9]
 
@@ -245,7 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m autograder.authoring.agreement", description=__doc__.split("\n\n")[0]
     )
-    p.add_argument("--show", choices=list(TUNING), help="list the tuning answers the scorer disagrees with")
+    p.add_argument(
+        "--show", choices=list(tuning_parts()), help="list the tuning answers the scorer disagrees with"
+    )
     args = p.parse_args(argv)
     if args.show:
         for r in disagreements(args.show):

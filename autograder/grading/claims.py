@@ -121,11 +121,13 @@ def contrast_follows(text: str, end: int, sent_end: int) -> bool:
     return bool(_CONTRAST_AFTER_RE.search(text, end, sent_end))
 
 
-# "not A but B": "不是 P−p 个，而是 min(m, P−p) 个" negates A to affirm B, which the same concept matches again
+_BUT_RATHER_RE = re.compile(r"而是|\bbut rather\b|\binstead\b", re.I)
+
+
 def corrected_after(text: str, end: int, sent_end: int) -> bool:
-    """The negated hit is the "not A" of "not A but B" (而是/but rather/instead follows in its sentence): A is
-    neither claimed nor denied there; what B says is read on its own (a wrong B is the rubric's misreading)."""
-    return bool(re.compile(r"而是|\bbut rather\b|\binstead\b", re.I).search(text, end, sent_end))
+    """The negated hit is the "not A" of "not A but B" ("不是 P−p 个，而是 min(m, P−p) 个"): A is neither
+    claimed nor denied there; what B says is read on its own (a wrong B is the rubric's misreading)."""
+    return bool(_BUT_RATHER_RE.search(text, end, sent_end))
 
 
 RETRACTION_STRONG_RE = re.compile(
@@ -295,14 +297,14 @@ def salad(
         start += len(para) + 1
         if chain >= SALAD_PARAGRAPH_CHAIN and len(_TOKEN_RE.findall(para)) <= 18 * chain and crossed >= 2:
             return f"a chain of {chain} causal links through {crossed} criteria in one paragraph"
-    pos = 0
-    for sentence in _SENTENCE_END_RE.split(text):
-        start, pos = pos, pos + len(sentence) + 1  # (the separator's length is at least 1: close enough)
+    ends = [m.span() for m in _SENTENCE_END_RE.finditer(text)] + [(len(text), len(text))]
+    for (_, start), (stop, _) in zip([(0, 0), *ends[:-1]], ends, strict=True):
+        sentence = text[start:stop]
         chain = len(_CHAIN_RE.findall(sentence))
         words = len(_TOKEN_RE.findall(sentence))
         if chain < SALAD_CHAIN or words > (SALAD_CHAIN_TOKENS if chain == SALAD_CHAIN else 20) * chain:
             continue  # four links close together, or five and more at up to 20 words each
-        crossed = sum(any(start <= a < start + len(sentence) for a, _ in hits) for hits in units)
+        crossed = sum(any(start <= a < stop for a, _ in hits) for hits in units)
         if crossed >= 2:
             return f"a chain of {chain} causal links through {crossed} criteria in one sentence"
     return None

@@ -338,17 +338,21 @@ def _concept_regex(patterns: tuple[str, ...]) -> re.Pattern:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.I | re.A)
 
 
+def _sentence_at(sents: list[_Sentence], start: int, end: int | None = None) -> int | None:
+    """The index of the sentence holding ``start`` (and ``end``, when given), or None (between sentences)."""
+    k = bisect_right([s.start for s in sents], start) - 1
+    return k if k >= 0 and (start < sents[k].end if end is None else end <= sents[k].end) else None
+
+
 def _hits(text: str, sents: list[_Sentence], concept: dict) -> tuple[dict[int, tuple[int, int]], set[int]]:
     """Un-negated hits by sentence index (first span each), and the sentences with a negated hit."""
     where: dict[int, tuple[int, int]] = {}
     negated: set[int] = set()
-    starts = [s.start for s in sents]
     previous_end = 0
     for m in _concept_regex(tuple(concept["patterns"])).finditer(text):
         if m.end() == m.start():
             continue
-        k = bisect_right(starts, m.start()) - 1
-        k = k if k >= 0 and m.end() <= sents[k].end else None
+        k = _sentence_at(sents, m.start(), m.end())
         floor = previous_end  # a cue inside the previous affirmed hit belongs to it ("cannot drop below")
         if k is None or sents[k].echo:
             continue
@@ -394,7 +398,7 @@ def _misread(text: str, sents: list[_Sentence], unit: dict) -> _Match | None:
     """The rubric's ``misreadings`` of the criterion: a reversed, misattributed or rejected claim."""
     for entry in unit.get("misreadings") or []:
         for m in _concept_regex((entry["pattern"],)).finditer(text):
-            k = next((k for k, s in enumerate(sents) if s.start <= m.start() < s.end), None)
+            k = _sentence_at(sents, m.start())
             if k is None or sents[k].echo or claims.rejected(text, m.start(), m.end()):
                 continue
             return _Match(False, _sentence_quote(text, sents[k]), str(entry["why"]), True, contradicted=True)
@@ -410,7 +414,7 @@ def _wrong_figure(text: str, sents: list[_Sentence], unit: dict) -> _Match | Non
     for entry in unit.get("figures") or []:
         values, unit_ = [float(v) for v in entry["values"]], entry.get("unit", "")
         for cue in _concept_regex((entry["cue"],)).finditer(text):
-            k = next((k for k, s in enumerate(sents) if s.start <= cue.start() < s.end), None)
+            k = _sentence_at(sents, cue.start())
             if k is None or sents[k].echo:
                 continue
             lo = max(sents[k].start, cue.start() - 16) if unit_ else cue.end()  # "50.8% 的气泡率"
@@ -707,10 +711,6 @@ def _unit_hits(text: str, unit: dict) -> list[tuple[int, int]]:
         for concept in unit["concepts"]
         for m in _concept_regex(tuple(concept["patterns"])).finditer(text)
     ]
-
-
-def _all_hits(text: str, item: dict) -> list[tuple[int, int]]:
-    return [h for c in item["criteria"] for u in criterion_units(c) for h in _unit_hits(text, u)]
 
 
 def _crit(item: dict, cid: str) -> dict:
