@@ -92,7 +92,7 @@ def test_heldout_agreement_meets_the_targets(heldout):
 @pytest.mark.parametrize("part", ["heldout", "fresh2"])
 def test_held_out_figures_never_drop_below_the_recorded_floor(part):
     """CI guard (issue 23): within ±0.5 and exact may not fall, over-credit may not rise, against the
-    aggregate figures recorded before issue 23's changes (autograder/authoring/corpus_figures.yaml)."""
+    aggregate figures recorded before issue 23's changes (autograder/lessons/corpus_figures.yaml)."""
     floor = agreement.floor_figures()[part]
     now = agreement.report(part)["overall"]
     table = agreement.format_report(part, agreement.report(part))

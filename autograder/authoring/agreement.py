@@ -19,8 +19,8 @@ targets (a target would invite tuning against them). For each part, per item and
 Parts are discovered: every ``written_corpus/*.yaml`` whose ``part:`` names its file is one, ordered
 :data:`FIRST_PARTS` first, then the others by name (a new author's ``fresh10.yaml`` needs no code); a
 part may be listed answer by answer (``--show``) once its first figures are recorded (:func:`tuning_parts`).
-An answer may carry an optional ``kind`` (one of :data:`KINDS`). ``corpus_figures.yaml`` beside this
-module holds each part's FIRST recorded figures (printed beside the current ones) and the floor that
+An answer may carry an optional ``kind`` (one of :data:`KINDS`). ``autograder/lessons/corpus_figures.yaml``
+holds each part's FIRST recorded figures (printed beside the current ones) and the floor that
 the held-out parts may not drop below (tests/test_written_agreement.py).
 
 ``python -m autograder.authoring.agreement`` prints the table (``make bench`` too); ``--show tune`` lists the
@@ -36,12 +36,13 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import yaml
 
+from autograder.core.layout import REPO
 from autograder.core.numbers import score
 from autograder.core.registry import lessons
+from autograder.grading.anchors import HELD_OUT, for_lesson
 from autograder.grading.written import suggest
 
 #: the first parts in reports; every other part follows by name, fresh2 before fresh10
@@ -52,8 +53,8 @@ KINDS = frozenset(
 )
 BAD_KINDS = frozenset({"retraction", "reversal", "negation", "salad"})
 #: the parts whose answers are never listed one by one (only their aggregate figures are read)
-UNSEEN = ("heldout", "fresh2")
-FIGURES = Path(__file__).with_name("corpus_figures.yaml")
+UNSEEN = HELD_OUT
+FIGURES = REPO.corpus_figures
 # Targets on the held-out part (issue 11); tests/test_written_agreement.py fails below them.
 TARGET_WITHIN = 0.90
 TARGET_ITEM_WITHIN = 0.80
@@ -139,8 +140,10 @@ def score_part(part: str, assignments: tuple[str, ...] | None = None) -> list[Sc
     rows = []
     for assignment in corpus_lessons() if assignments is None else assignments:
         items = written_items(assignment)
+        # a part the learned reader learns from is scored by one fitted without it
+        learned = for_lesson(lessons()[assignment].directory, part if part in tuning_parts() else None)
         for a in corpus(assignment, part):
-            s = suggest(a["answer"], items[a["item"]])
+            s = suggest(a["answer"], items[a["item"]], anchors=learned.get(a["item"]))
             kind = str(a.get("kind") or "")
             if kind and kind not in KINDS:
                 raise ValueError(

@@ -37,6 +37,11 @@ class Layout:
         return self.root / LESSON_DATA
 
     @property
+    def corpus_figures(self) -> Path:
+        """``autograder/lessons/corpus_figures.yaml``: every written-corpus part's first recorded figures."""
+        return self.lesson_data / "corpus_figures.yaml"
+
+    @property
     def docs(self) -> Path:
         return self.root / "docs"
 

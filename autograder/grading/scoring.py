@@ -5,6 +5,7 @@ review's suggestion unless the instructor confirmed a score."""
 from __future__ import annotations
 
 from autograder.core.results import EXECUTED, STATIC_REVIEW, ItemResult, TestOutcome
+from autograder.grading.anchors import for_lesson
 from autograder.grading.assignment import Assignment
 from autograder.grading.submission import Submission
 from autograder.grading.written import suggest
@@ -82,7 +83,12 @@ def score_items(
                 )
             )
         else:
-            s = suggest(answers.get(spec.id, ""), spec.spec, flags=answer_flags.get(spec.id, ()))
+            s = suggest(
+                answers.get(spec.id, ""),
+                spec.spec,
+                flags=answer_flags.get(spec.id, ()),
+                anchors=for_lesson(assignment.directory).get(spec.id),
+            )
             conf = confirmed.get(spec.id)
             items.append(
                 ItemResult(

@@ -86,6 +86,7 @@ from rapidfuzz import fuzz
 from autograder.core.results import STATIC_REVIEW, ItemResult
 from autograder.core.rubric import criterion_units
 from autograder.core.rubric import validate_written_item as validate_item
+from autograder.grading import anchors as learned_reader
 from autograder.grading import claims
 from autograder.grading.answer_text import EMPHASIS, FORMAT_CHARACTERS, strip_invisible, visible
 
@@ -576,13 +577,15 @@ def suggest(
     question: str | None = None,
     flags: Sequence[str] = (),
     budget_s: float | None = None,
+    anchors: learned_reader.Anchors | None = None,
 ) -> WrittenSuggestion:
     """Suggested score for ``answer`` under the written rubric ``item`` (a dict from rubric.yaml).
 
     ``question`` overrides ``item["question"]`` (the question text, whose copies earn nothing).
     ``flags`` are added to the scorer's own (e.g. a duplicated answer cell). An answer over
     :data:`MAX_ANSWER_CHARS` characters, or one whose scoring takes longer than ``budget_s`` (default
-    :data:`ANSWER_BUDGET_S`), is not scored: suggestion 0 and a "not scored" flag."""
+    :data:`ANSWER_BUDGET_S`), is not scored: suggestion 0 and a "not scored" flag. ``anchors``: the item's
+    learned reader (:mod:`.anchors`), combined with the rules' reading per criterion."""
     validate_item(item)
     points = float(item["points"])
     flags = list(flags)
@@ -655,6 +658,7 @@ def suggest(
             }
         )
 
+    disagree = _anchor(anchors, text, sents, item, evidence, scores) if anchors is not None and live else []
     score = round(min(sum(scores.values()), points), 4)
     units = [_unit_hits(text, u) for c in item["criteria"] for u in criterion_units(c)]
     hits, q = [h for u in units for h in u], _question_text(question or "")
@@ -669,7 +673,7 @@ def suggest(
         for d in item.get("deductions") or []
         if scores[d["when_missing"]] < float(_crit(item, d["when_missing"])["points"])
     ]
-    doubts = [] if flags else _doubts(text, evidence, hits, q)
+    doubts = [] if flags else _doubts(text, evidence, hits, q) + disagree
     return WrittenSuggestion(
         str(item["id"]),
         points,
@@ -681,6 +685,36 @@ def suggest(
         confidence="low" if flags else "medium" if doubts else "high",
         doubts=doubts,
     )
+
+
+def _anchor(anchors, text: str, sents: list, item: dict, evidence: list[dict], scores: dict) -> list[str]:
+    """Each criterion's score combined with the learned reader's (:func:`.anchors.combine`), its evidence
+    updated; returns the doubts where the two readings differ by half a point or more."""
+    learned = {cid: float(v[0]) for cid, v in anchors.expected([text]).items()}
+    doubts = []
+    for ev in evidence:
+        cid, points = ev["criterion"], float(_crit(item, ev["criterion"])["points"])
+        rule, got = scores[cid], min(max(learned.get(cid, scores[cid]), 0.0), points)
+        final = learned_reader.combine(rule, got, points, withdrawn=not ev["met"] and bool(ev["quote"]))
+        if abs(got - rule) >= 0.5 - 1e-9:
+            doubts.append(
+                f"{cid}: 规则读到 {_fmt(rule)} 分，相似的已评答案约 {got:.1f} 分 / the rules read {_fmt(rule)},"
+                f" labelled answers like this one earned about {got:.1f}"
+            )
+        if final > rule and not ev["quote"]:
+            own = [s for s in sents if not s.echo]
+            best = anchors.expected([text[s.start : s.end] for s in own])[cid].argmax() if own else None
+            ev["quote"] = "" if best is None else _sentence_quote(text, own[best])
+        if final > rule:
+            ev["note"] = "相似的已评答案得到这一点（规则未读到）/ labelled answers like this one earn it"
+        elif final < rule and ev["met"]:
+            ev["note"] = (
+                "规则读到这一点，相似的已评答案得分更低 / the rules read it, labelled answers earn less"
+            )
+        elif final < rule:
+            ev["note"] += "；相似的已评答案得分更低 / labelled answers like this one earn less"
+        scores[cid], ev["met"] = final, final >= points
+    return doubts
 
 
 #: an answer at least this share of whose tokens are the rubric's and question's words (short of a salad)

@@ -1,0 +1,118 @@
+"""Suggestions anchored on labelled answers: what answers like this one earned from careful graders.
+
+The rules of :mod:`.written` read claims; on answers by authors they were never tuned on they agree with
+the labels on about four answers in five (``corpus_figures.yaml``: every part's first figures). This module
+adds a second reader that learns from the labels themselves: for each criterion of a written item, a
+logistic regression over character 1–3-grams (TF-IDF, sublinear) of the normalised answer text, fitted on
+the lesson's labelled corpus (``written_corpus/<part>.yaml``). Its expected score per criterion is
+combined with the rules' (:func:`combine`):
+
+* a criterion the rules find denied, retracted or misread (a ✗ with a quoted sentence) keeps the lower of
+  the two: the learned reader does not see a claim withdrawn;
+* otherwise the suggestion is the mean of the two readings, rounded to half points; where they differ by
+  half a point or more the suggestion carries a doubt (medium confidence) naming both;
+* the salad cap, the flags and the item's points still apply afterwards (:func:`.written.suggest`).
+
+Which parts it learns from: every part whose first figures are recorded (it has been measured once, unseen,
+``corpus_figures.yaml``: ``first``), except the held-out parts (:data:`HELD_OUT`), which stay a measure.
+``exclude`` leaves one more part out, so that a part is measured by a reader that never saw it
+(``autograder/authoring/agreement.py`` scores each training part that way).
+
+It reads only the corpus, never a submission: what it learned is the same for every student.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+
+from autograder.core.rubric import load_rubric
+
+#: the parts that are never learned from (only their aggregate figures are read)
+HELD_OUT = ("heldout", "fresh2")
+#: each part's first recorded figures, beside the lesson folders (``Layout.corpus_figures``)
+FIGURES_NAME = "corpus_figures.yaml"
+#: regularisation of each criterion's regression (chosen by leaving each author's part out in turn)
+C = 10.0
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """One written item's learned reader: a vectoriser and, per criterion, (classes in half points, model)."""
+
+    vectoriser: TfidfVectorizer
+    models: dict[str, tuple[np.ndarray, LogisticRegression | None]]
+    n: int
+
+    def expected(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """Each criterion's expected points for each (normalised) text."""
+        x = self.vectoriser.transform(texts)
+        out = {}
+        for cid, (classes, model) in self.models.items():
+            if model is None:  # every labelled answer earned the same on this criterion
+                out[cid] = np.full(len(texts), classes[0] / 2)
+            else:
+                out[cid] = model.predict_proba(x) @ model.classes_ / 2
+        return out
+
+
+def fit(item: dict, answers: list[tuple[str, dict]]) -> Anchors | None:
+    """The learned reader of ``item`` from ``(normalised text, labels per criterion)``, or None with
+    fewer than 20 labelled answers."""
+    if len(answers) < 20:
+        return None
+    vectoriser = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3), min_df=2, sublinear_tf=True)
+    x = vectoriser.fit_transform([text for text, _ in answers])
+    models = {}
+    for crit in item["criteria"]:
+        y = np.array([round(float(labels.get(crit["id"], 0)) * 2) for _, labels in answers])
+        classes = np.unique(y)
+        model = LogisticRegression(C=C, max_iter=3000).fit(x, y) if len(classes) > 1 else None
+        models[crit["id"]] = (classes, model)
+    return Anchors(vectoriser, models, len(answers))
+
+
+def training_parts(corpus: Path, exclude: str | None = None) -> list[Path]:
+    """The corpus files a lesson's reader learns from (see the module docstring)."""
+    figures = corpus.parent.parent / FIGURES_NAME
+    recorded = (yaml.safe_load(figures.read_text(encoding="utf-8")) or {}).get("first") or {}
+    return [
+        path
+        for path in sorted(corpus.glob("*.yaml"))
+        if path.stem in recorded and path.stem not in HELD_OUT and path.stem != exclude
+    ]
+
+
+@functools.cache
+def for_lesson(lesson_dir: Path, exclude: str | None = None) -> dict[str, Anchors]:
+    """``{item id: Anchors}`` for the written items of the lesson in ``lesson_dir`` (its rubric.yaml and
+    written_corpus/); empty without a corpus. Fitted once per process (and ``exclude``)."""
+    from autograder.grading.written import normalise  # written imports this module
+
+    by_item: dict[str, list[tuple[str, dict]]] = {}
+    for path in training_parts(lesson_dir / "written_corpus", exclude):
+        for a in yaml.safe_load(path.read_text(encoding="utf-8"))["answers"]:
+            by_item.setdefault(a["item"], []).append((normalise(a["answer"]), a["labels"]))
+    out = {}
+    for item in load_rubric(lesson_dir / "rubric.yaml").written_items:
+        fitted = fit(item.spec, by_item.get(item.id, []))
+        if fitted is not None:
+            out[item.id] = fitted
+    return out
+
+
+def half(x: float) -> float:
+    """Rounded to the nearest half point (halves up)."""
+    return float(np.floor(2 * x + 0.5) / 2)
+
+
+def combine(rule: float, learned: float, points: float, withdrawn: bool) -> float:
+    """One criterion's suggestion from the rules' score and the learned expected score."""
+    mean = half((rule + learned) / 2)
+    return min(points, min(mean, rule) if withdrawn else mean)
