@@ -688,30 +688,35 @@ def suggest(
 
 
 def _anchor(anchors, text: str, sents: list, item: dict, evidence: list[dict], scores: dict) -> list[str]:
-    """Each criterion's score combined with the learned reader's (:func:`.anchors.combine`), its evidence
-    updated; returns the doubts where the two readings differ by half a point or more."""
-    learned = {cid: float(v[0]) for cid, v in anchors.expected([text]).items()}
+    """Each criterion's score checked by the learned reader (:func:`.anchors.combine`), its evidence
+    updated; returns the doubts where the check changed a score."""
+    reading = anchors.reading([text])
     doubts = []
     for ev in evidence:
         cid, points = ev["criterion"], float(_crit(item, ev["criterion"])["points"])
-        rule, got = scores[cid], min(max(learned.get(cid, scores[cid]), 0.0), points)
-        final = learned_reader.combine(rule, got, points, withdrawn=not ev["met"] and bool(ev["quote"]))
-        if abs(got - rule) >= 0.5 - 1e-9:
-            doubts.append(
-                f"{cid}: 规则读到 {_fmt(rule)} 分，相似的已评答案约 {got:.1f} 分 / the rules read {_fmt(rule)},"
-                f" labelled answers like this one earned about {got:.1f}"
-            )
+        if cid not in reading:
+            continue
+        values, probs = reading[cid]
+        rule, expected = scores[cid], float(probs[0] @ values)
+        p_rule = float(probs[0][abs(values - rule) < 1e-9].sum())
+        final = learned_reader.combine(rule, expected, p_rule, points, not ev["met"] and bool(ev["quote"]))
+        if final == rule:
+            continue
+        doubts.append(
+            f"{cid}: 规则读到 {_fmt(rule)} 分，相似的已评答案多为 {_fmt(final)} 分 / the rules read {_fmt(rule)},"
+            f" labelled answers like this one mostly earned {_fmt(final)}"
+        )
         if final > rule and not ev["quote"]:
             own = [s for s in sents if not s.echo]
             best = anchors.expected([text[s.start : s.end] for s in own])[cid].argmax() if own else None
             ev["quote"] = "" if best is None else _sentence_quote(text, own[best])
         if final > rule:
             ev["note"] = "相似的已评答案得到这一点（规则未读到）/ labelled answers like this one earn it"
-        elif final < rule and ev["met"]:
+        elif ev["met"]:
             ev["note"] = (
                 "规则读到这一点，相似的已评答案得分更低 / the rules read it, labelled answers earn less"
             )
-        elif final < rule:
+        else:
             ev["note"] += "；相似的已评答案得分更低 / labelled answers like this one earn less"
         scores[cid], ev["met"] = final, final >= points
     return doubts
