@@ -132,7 +132,9 @@ def corrected_after(text: str, end: int, sent_end: int) -> bool:
 
 RETRACTION_STRONG_RE = re.compile(
     r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了|再想想|转念一想"
-    r"|更正一下|纠正一下|\bcorrection:",
+    r"|更正一下|纠正一下|\bcorrection:"
+    # a correction of what came before: "我前面对 [30,10,10,20] 的分析错了", "I was wrong above"
+    r"|(?:前面|上面|之前|刚才)[^。\n]{0,24}?(?:错了|不对)|\bI was wrong\b",
     re.I,
 )
 RETRACTION_RE = re.compile(

@@ -691,6 +691,8 @@ def _anchor(anchors, text: str, sents: list, item: dict, evidence: list[dict], s
     """Each criterion's score checked by the learned reader (:func:`.anchors.combine`), its evidence
     updated; returns the doubts where the check changed a score."""
     reading = anchors.reading([text])
+    # the learned reader does not see what a retraction takes back: it never raises a score beside one
+    retracts = bool(claims.RETRACTION_RE.search(text))
     doubts = []
     for ev in evidence:
         cid, points = ev["criterion"], float(_crit(item, ev["criterion"])["points"])
@@ -699,7 +701,8 @@ def _anchor(anchors, text: str, sents: list, item: dict, evidence: list[dict], s
         values, probs = reading[cid]
         rule, expected = scores[cid], float(probs[0] @ values)
         p_rule = float(probs[0][abs(values - rule) < 1e-9].sum())
-        final = learned_reader.combine(rule, expected, p_rule, points, not ev["met"] and bool(ev["quote"]))
+        withdrawn = retracts or (not ev["met"] and bool(ev["quote"]))
+        final = learned_reader.combine(rule, expected, p_rule, points, withdrawn)
         if final == rule:
             continue
         doubts.append(
