@@ -658,12 +658,14 @@ def suggest(
             }
         )
 
-    disagree = _anchor(anchors, text, sents, item, evidence, scores) if anchors is not None and live else []
-    score = round(min(sum(scores.values()), points), 4)
     units = [_unit_hits(text, u) for c in item["criteria"] for u in criterion_units(c)]
     hits, q = [h for u in units for h in u], _question_text(question or "")
     salad = claims.salad(text, hits, q, units)
-    if score and salad:
+    # a salad the rules would credit is flagged whatever the learned reader then makes of it
+    salad = salad if sum(scores.values()) else None
+    disagree = _anchor(anchors, text, sents, item, evidence, scores) if anchors is not None and live else []
+    score = round(min(sum(scores.values()), points), 4)
+    if salad:
         score = min(score, points * claims.SALAD_CAP)
         flags.append(
             f"{LOW_CONFIDENCE}: keyword salad ({salad}), capped at a quarter / 关键词拼凑，至多四分之一"
