@@ -678,3 +678,22 @@ def test_a_sincere_causal_chain_about_one_criterion_is_no_salad():
     )
     s = suggest(text, ITEMS[L16]["q1"])
     assert not s.flags and s.score == 2, s.comment
+
+
+@pytest.mark.parametrize(
+    "part, answer_id",
+    [
+        ("fresh9", "q1-b03"),  # terse bullets: "例子 [30,10,10,20]，中间两级每周期空 20ms" is no keyword list
+        (
+            "fresh11",
+            "q1-d14",
+        ),  # "先看 [30,10,10,20]。… 所以不会有人卡在发送上。": a denial about that example
+        ("fresh11", "q1-d12"),  # the same in English: "In [30,10,10,20] … no send ever blocks"
+    ],
+)
+def test_an_example_is_one_token_and_scopes_the_paragraph_that_names_it(part, answer_id):
+    """The commas inside "[30,10,10,20]" are no list separators, and a paragraph about one named example
+    denies nothing of the mechanism: the rules alone give these authors' labels (2 of 2)."""
+    a = next(x for x in agreement.corpus(L16, part) if x["id"] == answer_id)
+    s = suggest(a["answer"], ITEMS[L16][a["item"]])
+    assert s.score == sum(a["labels"].values()) == 2, s.comment

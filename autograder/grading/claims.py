@@ -73,7 +73,7 @@ def negated(text: str, start: int, end: int, floor: int = 0) -> bool:
     before = text[left:start]
     if _NEG_BEFORE_RE.search(before) and not _NEG_EXEMPT_RE.search(before):
         clause = left
-        while clause > floor and text[clause - 1] not in CLAUSE_END and start - clause < 80:
+        while clause > floor and text[clause - 1] not in CLAUSE_END and start - clause < 120:
             if text[clause - 2 : clause] == ". ":
                 break
             clause -= 1
@@ -101,14 +101,20 @@ def rejected(text: str, start: int, end: int) -> bool:
 
 def scoped_to_example(text: str, sent_start: int, start: int, end: int) -> bool:
     """The negation is about one named example, not the mechanism: an example such as ``[30,10,10,20]``
-    stands right before the hit (no sentence break between) or right after it, or heads its line or the
-    line before ("[30,10,10,20]：" then "… → 没有背压")."""
+    stands right before the hit (no sentence break between) or right after it, heads its line or the
+    line before ("[30,10,10,20]：" then "… → 没有背压"), or is the only example of the hit's paragraph,
+    named before it."""
     before = text[max(sent_start, start - 40) : start]
     after = text[end : end + 30]
     line_start = text.rfind("\n", 0, start) + 1
     previous = text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1 : max(line_start - 1, 0)]
+    # a paragraph about one named example ("先看 [30,10,10,20]。… 所以不会有人卡在发送上。"): its first and
+    # only example stands before the hit, and no other example follows in the paragraph
+    line_end = text.find("\n", end) % (len(text) + 1)
+    named = {re.sub(r"\s", "", m.group()) for m in _EXAMPLE_RE.finditer(text, line_start, line_end)}
     return bool(
-        _EXAMPLE_RE.match(text, line_start)
+        (len(named) == 1 and _EXAMPLE_RE.search(text, line_start, start))
+        or _EXAMPLE_RE.match(text, line_start)
         or re.fullmatch(r"\s*\[\s*\d+(?:\s*,\s*\d+)+\s*\]\s*[:：]?\s*", previous)
         or _EXAMPLE_RE.search(before)
         or _EXAMPLE_RE.match(after.lstrip(" inforat在里中"))
@@ -192,7 +198,7 @@ def is_list_like(text: str) -> bool:
             and not re.search(f"[{_CJK}]{{5}}|[的了是就把被会也都还要能没不个而所因则时]", text)
         ):
             return True  # "min(m,P-p) 34+5as/h 全局batch OOM GEMM 显存"
-    segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)", " ", text)) if s.strip()]
+    segments = [s for s in _LIST_SEP_RE.split(re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", text)) if s.strip()]
     # a short segment with a function character ("我按 λ^Δt 衰减", "超过就丢") is a clause, not a keyword
     # an enumeration of six or more items (、) is a list even when some items are long or read as clauses
     enumeration = text.count("、") >= 5

@@ -63,6 +63,13 @@ How an answer is read
    when the reading is doubtful (``doubts``: points standing beside a denied or misread one, mostly the
    rubric's and question's words, concepts without an explanation); reviews show low, then medium first.
 
+7. **Checked by labelled answers** (:mod:`.anchors`, when ``anchors`` is given: as a class is graded,
+   ``grading/scoring.py``): a learned reader fitted on the lesson's labelled corpus gives each criterion a
+   probability per score. The rules' score stands unless the reader finds it unlikely (under 50 % with a
+   lower expectation: lowered; under 20 % with a higher one: raised, never beside a retraction or for a
+   criterion the rules withdrew); a changed score says so in its evidence and is a doubt (medium). The
+   salad flag is decided by the rules' reading, its cap applied after the check.
+
 The cues (negation, dismissal, retraction, contrast, salad glue, copies) live in :mod:`.claims`; the rest is rubric data.
 
 Longer than 500 lines because the scorer and its rule language are kept in one module, documented
