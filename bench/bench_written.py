@@ -12,7 +12,7 @@ import time
 
 from autograder.authoring import agreement
 from autograder.core.registry import lessons
-from autograder.grading.anchors import for_lesson
+from autograder.grading.lesson_readers import for_lesson
 from autograder.grading.written import suggest
 
 

@@ -9,7 +9,7 @@ import yaml
 
 from autograder.authoring import agreement
 from autograder.core.registry import lessons
-from autograder.grading import anchors
+from autograder.grading import anchors, lesson_readers
 from autograder.grading.written import normalise, suggest
 
 L16 = "16-asymmetric-pipeline"
@@ -39,8 +39,8 @@ def test_it_learns_only_from_measured_parts_never_the_held_out_ones(tmp_path):
 
 def test_each_training_part_is_measured_by_a_reader_fitted_without_it():
     directory = lessons()[L16].directory
-    everything = anchors.for_lesson(directory)["q1"]
-    without = anchors.for_lesson(directory, "fresh11")["q1"]
+    everything = lesson_readers.for_lesson(directory)["q1"]
+    without = lesson_readers.for_lesson(directory, "fresh11")["q1"]
     n_fresh11 = sum(a["item"] == "q1" for a in agreement.corpus(L16, "fresh11"))
     assert n_fresh11 >= 20 and everything.n - without.n == n_fresh11
 

@@ -16,7 +16,7 @@ import pytest
 
 from autograder.authoring import agreement
 from autograder.core.registry import lessons
-from autograder.grading.anchors import for_lesson
+from autograder.grading.lesson_readers import for_lesson
 from autograder.grading.written import LOW_CONFIDENCE, suggest
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -42,7 +42,8 @@ import yaml
 from autograder.core.layout import REPO
 from autograder.core.numbers import score
 from autograder.core.registry import lessons
-from autograder.grading.anchors import HELD_OUT, for_lesson
+from autograder.grading.anchors import HELD_OUT
+from autograder.grading.lesson_readers import for_lesson
 from autograder.grading.written import suggest
 
 #: the first parts in reports; every other part follows by name, fresh2 before fresh10

@@ -20,7 +20,7 @@ tuning parts, each read by a reader fitted without it; fresh11 measured the choi
 
 Which parts it learns from: every part whose first figures are recorded (it has been measured once, unseen,
 ``corpus_figures.yaml``: ``first``), except the held-out parts (:data:`HELD_OUT`), which stay a measure.
-``exclude`` leaves one more part out, so that a part is measured by a reader that never saw it
+``lesson_readers.for_lesson(..., exclude)`` leaves one more part out, so that a part is measured by a reader that never saw it
 (``autograder/authoring/agreement.py`` scores each training part that way).
 
 It reads only the corpus, never a submission: what it learned is the same for every student.
@@ -28,7 +28,6 @@ It reads only the corpus, never a submission: what it learned is the same for ev
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +35,6 @@ import numpy as np
 import yaml
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
-
-from autograder.core.rubric import load_rubric
 
 #: the parts that are never learned from (only their aggregate figures are read)
 HELD_OUT = ("heldout", "fresh2")
@@ -96,24 +93,6 @@ def training_parts(corpus: Path, exclude: str | None = None) -> list[Path]:
         for path in sorted(corpus.glob("*.yaml"))
         if path.stem in recorded and path.stem not in HELD_OUT and path.stem != exclude
     ]
-
-
-@functools.cache
-def for_lesson(lesson_dir: Path, exclude: str | None = None) -> dict[str, Anchors]:
-    """``{item id: Anchors}`` for the written items of the lesson in ``lesson_dir`` (its rubric.yaml and
-    written_corpus/); empty without a corpus. Fitted once per process (and ``exclude``)."""
-    from autograder.grading.written import normalise  # written imports this module
-
-    by_item: dict[str, list[tuple[str, dict]]] = {}
-    for path in training_parts(lesson_dir / "written_corpus", exclude):
-        for a in yaml.safe_load(path.read_text(encoding="utf-8"))["answers"]:
-            by_item.setdefault(a["item"], []).append((normalise(a["answer"]), a["labels"]))
-    out = {}
-    for item in load_rubric(lesson_dir / "rubric.yaml").written_items:
-        fitted = fit(item.spec, by_item.get(item.id, []))
-        if fitted is not None:
-            out[item.id] = fitted
-    return out
 
 
 def half(x: float) -> float:

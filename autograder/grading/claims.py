@@ -27,6 +27,7 @@ _NEG_EXEMPT_RE = re.compile(
     r"(?:不能|不会|没有|cannot|can't|not)\s*(?:靠|通过|仅|只|just|only|simply|merely)"
     # a negated condition, not a negated claim: "没有缓冲区时等待…", "没 buffer 的话…"
     r"|(?:没有|没|无)[^\s,;:。，；：]{1,8}\s*(?:[A-Za-z]+\s*)?(?:时|的时候|的话|之前)"
+    r"|\bno [a-z]+(?: [a-z]+)? means\b"
     # a consequence under a condition ("缓冲无限大就不会阻塞"), a relative clause ("没超过的按 λ^Δt 缩小"),
     # and a denied guarantee ("没有理论能保证 λ 取多少", "cannot guarantee"): none denies the claim
     r"|(?:就|则|便)\s*(?:不会|不用|不必|无需|不需要|没有)|(?:没有|没|无)[^\s,;:。，；：]{1,8}(?:就|则|便)\s*$|(?:没有?|未|不)(?:超过|超出|达到|过期|满)\S{0,3}的"

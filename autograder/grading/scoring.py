@@ -5,8 +5,8 @@ review's suggestion unless the instructor confirmed a score."""
 from __future__ import annotations
 
 from autograder.core.results import EXECUTED, STATIC_REVIEW, ItemResult, TestOutcome
-from autograder.grading.anchors import for_lesson
 from autograder.grading.assignment import Assignment
+from autograder.grading.lesson_readers import for_lesson
 from autograder.grading.submission import Submission
 from autograder.grading.written import suggest
 from autograder.testing import CallTimeout, WorkerCrashed, recording_parts
