@@ -145,3 +145,33 @@ def test_the_figures_file_is_where_the_layout_says():
 
     assert REPO.corpus_figures == lessons()[L16].directory.parent / anchors.FIGURES_NAME
     assert "fresh11" in yaml.safe_load(REPO.corpus_figures.read_text(encoding="utf-8"))["first"]
+
+
+def _reference_answers():
+    import json
+    import random
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for lesson in agreement.corpus_lessons():
+        nb = json.loads(next((root / "solutions" / lesson).glob("*.ipynb")).read_text(encoding="utf-8"))
+        for cell in nb["cells"]:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if cell["cell_type"] == "markdown" and meta.get("solution") and meta.get("grade"):
+                source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+                words = re.findall(r"[\u4e00-\u9fff]{2}|[A-Za-z_]+", source)
+                yield lesson, meta["grade_id"], " ".join(random.Random(0).sample(words, len(words)))
+
+
+@pytest.mark.parametrize(
+    "lesson, item_id, shuffled", [pytest.param(*a, id=f"{a[0][:2]}-{a[1]}") for a in _reference_answers()]
+)
+def test_the_reference_answers_words_shuffled_gain_nothing_from_the_reader(lesson, item_id, shuffled):
+    """Attack: the reference answer's words in random order. A bag of character n-grams reads it much like the
+    answer itself (2 of 2 on lesson 16 Q1 before the reader was kept out of keyword lists); the rules see a
+    keyword list, and the reader may not raise what the rules read there."""
+    item = agreement.written_items(lesson)[item_id]
+    rules = suggest(shuffled, item)
+    graded = suggest(shuffled, item, anchors=lesson_readers.for_lesson(lessons()[lesson].directory)[item_id])
+    assert graded.score <= rules.score and graded.score <= float(item["points"]) / 2, graded.comment

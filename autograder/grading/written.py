@@ -696,12 +696,22 @@ def suggest(
     )
 
 
+#: the learned reader raises no score in an answer more than this share of which (by size) is keyword lists
+#: or sentences without a connective or formula: a bag of character n-grams cannot tell them from prose
+RAISE_MAX_UNEXPLAINED = 0.5
+
+
 def _anchor(anchors, text: str, sents: list, item: dict, evidence: list[dict], scores: dict) -> list[str]:
     """Each criterion's score checked by the learned reader (:func:`.anchors.combine`), its evidence
     updated; returns the doubts where the check changed a score."""
     reading = anchors.reading([text])
-    # the learned reader does not see what a retraction takes back: it never raises a score beside one
-    retracts = bool(claims.RETRACTION_RE.search(text))
+    # the learned reader does not see what a retraction takes back, nor word order: it never raises a score
+    # beside a retraction, nor in an answer that is not mostly sentences (keyword lists, shuffled words)
+    own = [s for s in sents if not s.echo]
+    listed = sum(s.size for s in own if s.list_like)
+    retracts = bool(claims.RETRACTION_RE.search(text)) or listed > RAISE_MAX_UNEXPLAINED * sum(
+        s.size for s in own
+    )
     doubts = []
     for ev in evidence:
         cid, points = ev["criterion"], float(_crit(item, ev["criterion"])["points"])
