@@ -87,6 +87,8 @@ def fit(item: dict, answers: list[tuple[str, dict]]) -> Anchors | None:
 def training_parts(corpus: Path, exclude: str | None = None) -> list[Path]:
     """The corpus files a lesson's reader learns from (see the module docstring)."""
     figures = corpus.parent.parent / FIGURES_NAME
+    if not figures.is_file():  # no corpus measured here (a lesson copied without it): the rules alone
+        return []
     recorded = (yaml.safe_load(figures.read_text(encoding="utf-8")) or {}).get("first") or {}
     return [
         path

@@ -670,7 +670,11 @@ def suggest(
     salad = claims.salad(text, hits, q, units)
     # a salad the rules would credit is flagged whatever the learned reader then makes of it
     salad = salad if sum(scores.values()) else None
-    disagree = _anchor(anchors, text, sents, item, evidence, scores) if anchors is not None and live else []
+    disagree = (
+        _anchor(anchors, text, sents, item, evidence, scores, off_topic)
+        if anchors is not None and live
+        else []
+    )
     score = round(min(sum(scores.values()), points), 4)
     if salad:
         score = min(score, points * claims.SALAD_CAP)
@@ -701,16 +705,21 @@ def suggest(
 RAISE_MAX_UNEXPLAINED = 0.5
 
 
-def _anchor(anchors, text: str, sents: list, item: dict, evidence: list[dict], scores: dict) -> list[str]:
+def _anchor(
+    anchors, text: str, sents: list, item: dict, evidence: list[dict], scores: dict, off_topic: bool
+) -> list[str]:
     """Each criterion's score checked by the learned reader (:func:`.anchors.combine`), its evidence
     updated; returns the doubts where the check changed a score."""
     reading = anchors.reading([text])
-    # the learned reader does not see what a retraction takes back, nor word order: it never raises a score
-    # beside a retraction, nor in an answer that is not mostly sentences (keyword lists, shuffled words)
+    # the learned reader does not see what a retraction takes back, nor word order, nor the topic: it never
+    # raises a score beside a retraction, in an answer that is mostly keyword lists (shuffled words), or in
+    # one that names none of the item's concepts
     own = [s for s in sents if not s.echo]
     listed = sum(s.size for s in own if s.list_like)
-    retracts = bool(claims.RETRACTION_RE.search(text)) or listed > RAISE_MAX_UNEXPLAINED * sum(
-        s.size for s in own
+    retracts = (
+        off_topic
+        or bool(claims.RETRACTION_RE.search(text))
+        or listed > RAISE_MAX_UNEXPLAINED * sum(s.size for s in own)
     )
     doubts = []
     for ev in evidence:

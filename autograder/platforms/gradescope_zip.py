@@ -16,6 +16,7 @@ from pathlib import Path
 from autograder.core.files import atomic_write
 from autograder.core.layout import REPO
 from autograder.core.registry import lessons
+from autograder.grading import anchors
 from autograder.grading.assignment import load_assignment
 from autograder.platforms.gradescope_run import CONFIG_NAME, SECRET_NAME
 from autograder.testing.seeding import grader_fingerprint
@@ -161,8 +162,9 @@ def pinned_requirements(roots: list[str] | None = None) -> list[str]:
 
 
 def _zip_members(assignment) -> dict[str, Path | bytes]:
-    """The engine's modules (every package, no lesson data), this lesson's data folder (rubric and hidden
-    tests: not its mistakes, corpus or goldens) and its release notebook, at their repository paths."""
+    """The engine's modules (every package, no lesson data), this lesson's data folder (rubric, hidden
+    tests and the corpus parts its learned reader learns from: not its mistakes, held-out parts or goldens)
+    and its release notebook, at their repository paths."""
     package = REPO.root / "autograder"
     members: dict[str, Path | bytes] = {}
     for path in sorted(package.rglob("*.py")):
@@ -174,6 +176,11 @@ def _zip_members(assignment) -> dict[str, Path | bytes]:
         if path.name != "conftest.py":
             members[path.relative_to(REPO.root).as_posix()] = path
     members[assignment.release.relative_to(REPO.root).as_posix()] = assignment.release
+    # the learned reader's corpus (grading/anchors.py): the parts it learns from and the figures naming them,
+    # so that Gradescope suggests what the local grader does (never the held-out parts)
+    parts = anchors.training_parts(assignment.directory / "written_corpus")
+    for path in [*parts, REPO.corpus_figures] if parts else []:
+        members[path.relative_to(REPO.root).as_posix()] = path
     return members
 
 
