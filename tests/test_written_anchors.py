@@ -88,6 +88,9 @@ class _Reader:
     def expected(self, texts):
         return {cid: p @ v for cid, (v, p) in self.reading(texts).items()}
 
+    def fragments(self, text):
+        return None
+
 
 def test_a_lowered_score_says_so_and_is_a_doubt():
     rules = suggest(GOOD, ITEM)
@@ -175,3 +178,84 @@ def test_the_reference_answers_words_shuffled_gain_nothing_from_the_reader(lesso
     rules = suggest(shuffled, item)
     graded = suggest(shuffled, item, anchors=lesson_readers.for_lesson(lessons()[lesson].directory)[item_id])
     assert graded.score <= rules.score and graded.score <= float(item["points"]) / 2, graded.comment
+
+
+def _cut(text: str, size: int, sep: str) -> str:
+    import random
+    import re
+
+    flat = re.sub(r"\s+", "", text)
+    pieces = [flat[i : i + size] for i in range(0, len(flat), size)]
+    return sep.join(random.Random(0).sample(pieces, len(pieces)))
+
+
+def _references():
+    for lesson, item_id, _ in _reference_answers():
+        yield lesson, item_id, _reference_text(lesson, item_id)
+
+
+def _reference_text(lesson: str, item_id: str) -> str:
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    nb = json.loads(next((root / "solutions" / lesson).glob("*.ipynb")).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "markdown" and meta.get("grade_id") == item_id:
+            return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    raise LookupError(item_id)
+
+
+@pytest.mark.parametrize("size, sep", [(2, ""), (3, ""), (4, ""), (3, " "), (4, "，")])
+@pytest.mark.parametrize(
+    "lesson, item_id, reference", [pytest.param(*a, id=f"{a[0][:2]}-{a[1]}") for a in _references()]
+)
+def test_the_reference_answer_cut_into_pieces_and_shuffled_earns_at_most_half(
+    lesson, item_id, reference, size, sep
+):
+    """Attack: the model answer cut into pieces of a few characters, shuffled and glued. Before the fragments
+    check it earned 2 of 2 on lesson 16 Q1 and Q3 from the rules alone (their words survive the cutting), and the
+    learned reader raised 16 Q2 from 0.5 to 2. Now: at most half, flagged low confidence when credited."""
+    item = agreement.written_items(lesson)[item_id]
+    reader = lesson_readers.for_lesson(lessons()[lesson].directory)[item_id]
+    assert suggest(reference, item, anchors=reader).score == float(item["points"])  # the uncut reference
+    got = suggest(_cut(reference, size, sep), item, anchors=reader)
+    assert got.score <= float(item["points"]) / 2, got.comment
+    assert got.score == 0 or got.confidence == "low", got.comment
+
+
+@pytest.mark.parametrize(
+    "lesson, item_id, reference", [pytest.param(*a, id=f"{a[0][:2]}-{a[1]}") for a in _references()]
+)
+def test_the_reference_answer_reversed_gains_nothing_from_the_reader(lesson, item_id, reference):
+    """Attack: the model answer's characters in reverse order (the learned reader raised lesson 03 Q1 and
+    lesson 16 Q3 from 0 to full marks: reversed, a character trigram bag looks much the same)."""
+    item = agreement.written_items(lesson)[item_id]
+    reader = lesson_readers.for_lesson(lessons()[lesson].directory)[item_id]
+    got = suggest(reference[::-1], item, anchors=reader)
+    assert got.score <= suggest(reference[::-1], item).score and got.score <= float(item["points"]) / 2
+
+
+def test_fragments_reads_phrases_not_characters():
+    """The fragments check: a sincere answer in the lesson's words passes, the same words cut apart do not,
+    and a reader without trigrams (fitted without them) never calls anything fragments."""
+    reader = lesson_readers.for_lesson(lessons()[L16].directory)["q1"]
+    sincere = normalise(_reference_text(L16, "q1"))
+    assert reader.fragments(sincere) is None
+    assert reader.fragments(_cut(sincere, 3, "")) is not None
+    assert reader.fragments("太短") is None  # too short to judge
+    bare = anchors.Anchors(reader.vectoriser, reader.models, reader.n)
+    assert bare.fragments(_cut(sincere, 3, "")) is None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: the learned reader raises lesson 03 Q1 to 1 of 1 for lesson 16 Q1's model answer (the rules give 0;"
+    " shown as medium confidence, the disagreement named); requiring a criterion's own concept before raising cost"
+    " more answers than it saved and did not stop this one",
+)
+def test_another_questions_model_answer_earns_nothing():
+    item = agreement.written_items("03-load-imbalance")["q1"]
+    reader = lesson_readers.for_lesson(lessons()["03-load-imbalance"].directory)["q1"]
+    assert suggest(_reference_text(L16, "q1"), item, anchors=reader).score == 0

@@ -31,7 +31,8 @@ It reads only the corpus, never a submission: what it learned is the same for ev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,8 @@ class Anchors:
     vectoriser: TfidfVectorizer
     models: dict[str, tuple[np.ndarray, LogisticRegression | None]]
     n: int
+    #: every character trigram of the lesson's labelled answers (spaces removed): :meth:`fragments`
+    familiar: frozenset[str] = field(default=frozenset(), repr=False)
 
     def reading(self, texts: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per criterion: (the classes in points, each text's probability of each class)."""
@@ -66,14 +69,50 @@ class Anchors:
                 out[cid] = (model.classes_ / 2, model.predict_proba(x))
         return out
 
+    def fragments(self, text: str) -> str | None:
+        """Why ``text`` reads as fragments glued together (pieces of a model answer shuffled, a text
+        reversed), or None: it is long, yet almost none of it lies in a familiar phrase (:data:`PHRASE_RUN`
+        trigrams in a row that labelled answers use). The reader's n-grams survive the cutting; phrases do not."""
+        grams = trigrams(text)
+        if not self.familiar or len(grams) < FRAGMENTS_MIN_TRIGRAMS:
+            return None
+        in_phrases = run = 0
+        for known in [g in self.familiar for g in grams] + [False]:
+            if known:
+                run += 1
+                continue
+            in_phrases += run if run >= PHRASE_RUN else 0
+            run = 0
+        share = in_phrases / len(grams)
+        return f"{share:.0%} of it in phrases labelled answers use" if share < FRAGMENTS_BELOW else None
+
     def expected(self, texts: list[str]) -> dict[str, np.ndarray]:
         """Each criterion's expected points for each text."""
         return {cid: probs @ values for cid, (values, probs) in self.reading(texts).items()}
 
 
-def fit(item: dict, answers: list[tuple[str, dict]]) -> Anchors | None:
+#: a run of this many trigrams that labelled answers use is a familiar phrase ...
+PHRASE_RUN = 6
+#: ... and an answer of at least FRAGMENTS_MIN_TRIGRAMS trigrams less than this share of which lies in
+#: familiar phrases is fragments glued together. In the corpus (each tuning part read without its own part's
+#: trigrams) 7 answers fall below, all labelled 0 (off-topic, a salad); the first sincere ones with credit
+#: (metaphors in everyday words) lie at 6 to 10 %. Model answers cut into pieces of 2 to 4 characters and
+#: shuffled lie at 0 to 4 % (tests/test_written_anchors.py); pieces of 6 at 2 to 7 %, so some pass.
+FRAGMENTS_BELOW = 0.06
+FRAGMENTS_MIN_TRIGRAMS = 40
+
+
+def trigrams(text: str) -> list[str]:
+    """The character trigrams of ``text`` lower-cased, its white space removed."""
+    flat = re.sub(r"\s+", "", text.lower())
+    return [flat[i : i + 3] for i in range(len(flat) - 2)]
+
+
+def fit(
+    item: dict, answers: list[tuple[str, dict]], familiar: frozenset[str] = frozenset()
+) -> Anchors | None:
     """The learned reader of ``item`` from ``(normalised text, labels per criterion)``, or None with
-    fewer than 20 labelled answers."""
+    fewer than 20 labelled answers; ``familiar``: the trigrams of all the lesson's labelled answers."""
     if len(answers) < 20:
         return None
     vectoriser = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3), min_df=2, sublinear_tf=True)
@@ -84,7 +123,7 @@ def fit(item: dict, answers: list[tuple[str, dict]]) -> Anchors | None:
         classes = np.unique(y)
         model = LogisticRegression(C=C, max_iter=3000).fit(x, y) if len(classes) > 1 else None
         models[crit["id"]] = (classes, model)
-    return Anchors(vectoriser, models, len(answers))
+    return Anchors(vectoriser, models, len(answers), familiar)
 
 
 def training_parts(corpus: Path, exclude: str | None = None) -> list[Path]:

@@ -24,9 +24,12 @@ def for_lesson(lesson_dir: Path, exclude: str | None = None) -> dict[str, anchor
     for path in anchors.training_parts(lesson_dir / "written_corpus", exclude):
         for a in yaml.safe_load(path.read_text(encoding="utf-8"))["answers"]:
             by_item.setdefault(a["item"], []).append((normalise(a["answer"]), a["labels"]))
+    familiar = frozenset(
+        g for answers in by_item.values() for text, _ in answers for g in anchors.trigrams(text)
+    )
     out = {}
     for item in load_rubric(lesson_dir / "rubric.yaml").written_items:
-        fitted = anchors.fit(item.spec, by_item.get(item.id, []))
+        fitted = anchors.fit(item.spec, by_item.get(item.id, []), familiar)
         if fitted is not None:
             out[item.id] = fitted
     return out

@@ -68,7 +68,9 @@ How an answer is read
    probability per score. The rules' score stands unless the reader finds it unlikely (under 50 % with a
    lower expectation: lowered; under 20 % with a higher one: raised, never beside a retraction or for a
    criterion the rules withdrew); a changed score says so in its evidence and is a doubt (medium). The
-   salad flag is decided by the rules' reading, its cap applied after the check.
+   salad flag is decided by the rules' reading, its cap applied after the check. A long answer almost none of
+   which lies in phrases the labelled answers use (:meth:`.anchors.Anchors.fragments`: a model answer cut into
+   pieces and shuffled, or reversed) is fragments glued together: nothing raised, capped at half, flagged.
 
 The cues (negation, dismissal, retraction, contrast, salad glue, copies) live in :mod:`.claims`; the rest is rubric data.
 
@@ -670,8 +672,10 @@ def suggest(
     salad = claims.salad(text, hits, q, units)
     # a salad the rules would credit is flagged whatever the learned reader then makes of it
     salad = salad if sum(scores.values()) else None
+    # fragments glued together (a model answer cut and shuffled) keep the words the rules and the reader look for
+    fragments = anchors.fragments(text) if anchors is not None and live and not salad else None
     disagree = (
-        _anchor(anchors, text, sents, item, evidence, scores, off_topic)
+        _anchor(anchors, text, sents, item, evidence, scores, off_topic or bool(fragments))
         if anchors is not None and live
         else []
     )
@@ -680,6 +684,11 @@ def suggest(
         score = min(score, points * claims.SALAD_CAP)
         flags.append(
             f"{LOW_CONFIDENCE}: keyword salad ({salad}), capped at a quarter / 关键词拼凑，至多四分之一"
+        )
+    elif fragments and score:
+        score = min(score, points / 2)
+        flags.append(
+            f"{LOW_CONFIDENCE}: fragments glued together ({fragments}), capped at half / 片段拼接，至多一半"
         )
     deductions = [
         str(d["reason"])
