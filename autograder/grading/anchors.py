@@ -16,10 +16,11 @@ a check on the rules' score (:func:`combine`):
 * the salad cap, the flags and the item's points still apply afterwards (:func:`.written.suggest`).
 
 The thresholds were chosen on fresh10 (measured once unseen first, then used to choose) and the
-tuning parts, each read by a reader fitted without it; fresh11, fresh12 and fresh13 measured the choice,
+tuning parts, each read by a reader fitted without it; fresh11 to fresh14 measured the choice,
 unseen (``corpus_figures.yaml``). The reader never raises a score beside a retraction, in an answer that is
 mostly keyword lists (it does not see word order: the reference answer's words shuffled earned 2 of 2), or in
-one that names none of the item's concepts (:func:`.written._anchor`).
+one that names none of the item's concepts (:func:`.written._anchor`), nor in fragments glued together
+(:meth:`Anchors.fragments`: a model answer cut into pieces and shuffled keeps its n-grams, not its phrases).
 
 Which parts it learns from: every part whose first figures are recorded (it has been measured once, unseen,
 ``corpus_figures.yaml``: ``first``), except the held-out parts (:data:`HELD_OUT`), which stay a measure.
