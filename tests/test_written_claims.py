@@ -389,18 +389,21 @@ RULE_CASES = {
 }
 CASES.update(RULE_CASES)
 
-KNOWN_GAPS: dict[str, str] = {}
+#: (case, reader) -> why the scorer still disagrees with the careful grader there (a strict xfail: fixed, it fails)
+KNOWN_GAPS: dict[tuple[str, str], str] = {
+    (
+        "q1-negated-condition",
+        "as graded",
+    ): "the learned reader gives this correct backpressure claim 68 % for 0"
+    " and lowers it to 0 once fresh14 is learned from (to 0.5 before: its expectation sits at the rounding edge)",
+}
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[c])) if c in KNOWN_GAPS else c
-        for c in sorted(CASES)
-    ],
-)
+@pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("reader", READERS)
-def test_a_careful_graders_score(case, reader):
+def test_a_careful_graders_score(case, reader, request):
+    if (case, reader) in KNOWN_GAPS:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[case, reader]))
     lesson, item_id, answer, labels, _ = CASES[case]
     item = ITEMS[lesson][item_id]
     assert set(labels) == {c["id"] for c in item["criteria"]}

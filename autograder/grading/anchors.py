@@ -23,7 +23,8 @@ one that names none of the item's concepts (:func:`.written._anchor`), nor in fr
 (:meth:`Anchors.fragments`: a model answer cut into pieces and shuffled keeps its n-grams, not its phrases).
 
 Which parts it learns from: every part whose first figures are recorded (it has been measured once, unseen,
-``corpus_figures.yaml``: ``first``), except the held-out parts (:data:`HELD_OUT`), which stay a measure.
+``corpus_figures.yaml``: ``first``), except the held-out parts (:data:`HELD_OUT`), which stay a measure, and
+a part recorded with ``learn: false`` (measured, listed as tuning data, not yet learned from).
 ``lesson_readers.for_lesson(..., exclude)`` leaves one more part out, so that a part is measured by a reader that never saw it
 (``autograder/authoring/agreement.py`` scores each training part that way).
 
@@ -136,7 +137,10 @@ def training_parts(corpus: Path, exclude: str | None = None) -> list[Path]:
     return [
         path
         for path in sorted(corpus.glob("*.yaml"))
-        if path.stem in recorded and path.stem not in HELD_OUT and path.stem != exclude
+        if path.stem in recorded
+        and (recorded[path.stem] or {}).get("learn", True)
+        and path.stem not in HELD_OUT
+        and path.stem != exclude
     ]
 
 
