@@ -151,21 +151,37 @@ def test_the_figures_file_is_where_the_layout_says():
     assert "fresh11" in yaml.safe_load(REPO.corpus_figures.read_text(encoding="utf-8"))["first"]
 
 
-def _reference_answers():
+def _references() -> list[tuple[str, str, str]]:
+    """(lesson, item id, the reference answer's markdown) for every written item, read once from the solutions."""
     import json
-    import random
-    import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
+    out = []
     for lesson in agreement.corpus_lessons():
         nb = json.loads(next((root / "solutions" / lesson).glob("*.ipynb")).read_text(encoding="utf-8"))
         for cell in nb["cells"]:
             meta = cell.get("metadata", {}).get("nbgrader", {})
             if cell["cell_type"] == "markdown" and meta.get("solution") and meta.get("grade"):
                 source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-                words = re.findall(r"[\u4e00-\u9fff]{2}|[A-Za-z_]+", source)
-                yield lesson, meta["grade_id"], " ".join(random.Random(0).sample(words, len(words)))
+                out.append((lesson, meta["grade_id"], source))
+    return out
+
+
+REFERENCES = _references()
+
+
+def _reference_text(lesson: str, item_id: str) -> str:
+    return next(text for les, iid, text in REFERENCES if (les, iid) == (lesson, item_id))
+
+
+def _reference_answers():
+    import random
+    import re
+
+    for lesson, item_id, source in REFERENCES:
+        words = re.findall(r"[\u4e00-\u9fff]{2}|[A-Za-z_]+", source)
+        yield lesson, item_id, " ".join(random.Random(0).sample(words, len(words)))
 
 
 @pytest.mark.parametrize(
@@ -190,27 +206,9 @@ def _cut(text: str, size: int, sep: str) -> str:
     return sep.join(random.Random(0).sample(pieces, len(pieces)))
 
 
-def _references():
-    for lesson, item_id, _ in _reference_answers():
-        yield lesson, item_id, _reference_text(lesson, item_id)
-
-
-def _reference_text(lesson: str, item_id: str) -> str:
-    import json
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    nb = json.loads(next((root / "solutions" / lesson).glob("*.ipynb")).read_text(encoding="utf-8"))
-    for cell in nb["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell["cell_type"] == "markdown" and meta.get("grade_id") == item_id:
-            return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-    raise LookupError(item_id)
-
-
 @pytest.mark.parametrize("size, sep", [(2, ""), (3, ""), (4, ""), (3, " "), (4, "，")])
 @pytest.mark.parametrize(
-    "lesson, item_id, reference", [pytest.param(*a, id=f"{a[0][:2]}-{a[1]}") for a in _references()]
+    "lesson, item_id, reference", [pytest.param(*a, id=f"{a[0][:2]}-{a[1]}") for a in REFERENCES]
 )
 def test_the_reference_answer_cut_into_pieces_and_shuffled_earns_at_most_half(
     lesson, item_id, reference, size, sep
@@ -227,7 +225,7 @@ def test_the_reference_answer_cut_into_pieces_and_shuffled_earns_at_most_half(
 
 
 @pytest.mark.parametrize(
-    "lesson, item_id, reference", [pytest.param(*a, id=f"{a[0][:2]}-{a[1]}") for a in _references()]
+    "lesson, item_id, reference", [pytest.param(*a, id=f"{a[0][:2]}-{a[1]}") for a in REFERENCES]
 )
 def test_the_reference_answer_reversed_gains_nothing_from_the_reader(lesson, item_id, reference):
     """Attack: the model answer's characters in reverse order (the learned reader raised lesson 03 Q1 and
