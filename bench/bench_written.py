@@ -21,6 +21,8 @@ def main() -> None:
         table = agreement.report(part)
         print(agreement.format_report(part, table))
         print(agreement.by_confidence(part))
+        print(agreement.comparison(part))
+        print(agreement.goal(table))
         if part == "heldout":
             worst = min(m["within"] for m in table.values())
             ok = (

@@ -141,7 +141,9 @@ RETRACTION_STRONG_RE = re.compile(
     r"scratch that|take (?:that|it) back|on second thought|(?:that|this) (?:is|was) wrong|收回|说错了|再想想|转念一想"
     r"|更正一下|纠正一下|\bcorrection:"
     # a correction of what came before: "我前面对 [30,10,10,20] 的分析错了", "I was wrong above"
-    r"|(?:前面|上面|之前|刚才)[^。\n]{0,24}?(?:错了|不对)|\bI was wrong\b",
+    r"|(?:前面|上面|之前|刚才)[^。\n]{0,24}?(?:错了|不对)|\bI was wrong\b"
+    # a change of mind that ends in another design: "更正：…", "最终方案改为…", "最后决定…"
+    r"|更正[:：]|(?:最终|最后)的?(?:方案|设计|做法)?(?:还是)?(?:改为|改成|决定)",
     re.I,
 )
 RETRACTION_RE = re.compile(
@@ -150,7 +152,9 @@ RETRACTION_RE = re.compile(
     r"|其实不|其实并不|其实没|其实只是|实际上\S{0,12}?(?:不|没|就够)|不算|无所谓|不重要|没有?必要|(?:是|都是)多余的?"
     r"|问题不在|站不住|历史包袱|只在理想|只在理论上|只是理论上|only (?:holds )?in theory|only in the ideal|(?:主要|只|不过)是\S{0,2}测量误差|(?:is|was) (?:just|mostly|only) (?:a )?measurement (?:error|noise)"
     r"|(?:is|are) (?:all )?(?:unnecessary|superfluous|overkill)"
-    r"|(?:is|was) (?:only|just) an approximation|only approximate",
+    r"|(?:is|was) (?:only|just) an approximation|only approximate"
+    # a later change of mind, read after the point it follows: "后来觉得…", "回头想…", "in the end …"
+    r"|后来(?:我)?(?:觉得|想想|发现)|回头(?:再)?想|\bon (?:reflection|second thoughts?)\b|\bin the end\b",
     re.I,
 )
 
