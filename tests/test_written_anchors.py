@@ -26,7 +26,9 @@ def test_it_learns_only_from_measured_parts_never_the_held_out_ones(tmp_path):
     learned = {p.stem for p in anchors.training_parts(corpus)}
     recorded = set(agreement.first_figures())
     measured_only = {p for p, fig in agreement.first_figures().items() if fig.get("learn") is False}
-    assert learned == {p for p in agreement.parts() if p in recorded} - set(anchors.HELD_OUT) - measured_only
+    # a part may exist in one lesson only (fresh16's lesson 16 half is not written yet)
+    here = {p for p in agreement.parts() if p in recorded and (corpus / f"{p}.yaml").is_file()}
+    assert learned == here - set(anchors.HELD_OUT) - measured_only
     assert "tune" in learned and "fresh11" in learned
     assert not learned & {"heldout", "fresh2"}
     # a new part joins only once its first figures are recorded
