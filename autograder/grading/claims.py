@@ -31,7 +31,14 @@ _NEG_EXEMPT_RE = re.compile(
     # a consequence under a condition ("缓冲无限大就不会阻塞"), a relative clause ("没超过的按 λ^Δt 缩小"),
     # and a denied guarantee ("没有理论能保证 λ 取多少", "cannot guarantee"): none denies the claim
     r"|(?:就|则|便)\s*(?:不会|不用|不必|无需|不需要|没有)|(?:没有|没|无)[^\s,;:。，；：]{1,8}(?:就|则|便)\s*$|(?:没有?|未|不)(?:超过|超出|达到|过期|满)\S{0,3}的"
-    r"|(?:没有|无|不能|无法|不一定能?)\S{0,4}保证|(?:cannot|can't|not|no) (?:be )?guarantee",
+    r"|(?:没有|无|不能|无法|不一定能?)\S{0,4}保证|(?:cannot|can't|not|no) (?:be )?guarantee"
+    # a consequence of a setting ("B=∞ 时没有阻塞", "缓冲足够大的时候不会卡住")
+    r"|(?:[=≥>]\s*[\w∞.]{1,4}|∞|无穷大?|无限大?|足够大?|够大|很大)\s*(?:时|的时候|的话)",
+    re.I,
+)
+# a bare setting as the clause before ("buffer 大，producer 不阻塞"): the negation is its consequence
+_SETTING_CLAUSE_RE = re.compile(
+    r"\s*(?:buffer|缓冲区?|槽位|slots?|B)\s*(?:[=≥>]\s*[\w∞.]{1,4}|(?:够|足够|很|无限|无穷)?大了?|够了?|足够|充足)\s*$",
     re.I,
 )
 _NEG_AFTER_RE = re.compile(
@@ -79,7 +86,14 @@ def negated(text: str, start: int, end: int, floor: int = 0) -> bool:
                 break
             clause -= 1
         # "With an unbounded buffer there is no blocking", "如果槽位够，send 不会阻塞": a conditional claim
-        return not _CONDITION_START_RE.match(text, clause)
+        if _CONDITION_START_RE.match(text, clause):
+            return False
+        setting = clause - 1
+        while 0 < setting and text[setting - 1] not in CLAUSE_END and clause - setting < 16:
+            setting -= 1
+        return not (
+            clause and text[clause - 1] == "," and _SETTING_CLAUSE_RE.fullmatch(text, setting, clause - 1)
+        )
     right = end
     while right < len(text) and text[right] not in ".。;；\n" and right - end < 40:
         right += 1
@@ -149,7 +163,7 @@ RETRACTION_STRONG_RE = re.compile(
 RETRACTION_RE = re.compile(
     RETRACTION_STRONG_RE.pattern
     + r"|(?:does ?n[o']t|does not|wo ?n't|will not) (?:really |actually )?matter|(?:is|are) irrelevant here"
-    r"|其实不|其实并不|其实没|其实只是|实际上\S{0,12}?(?:不|没|就够)|不算|无所谓|不重要|没有?必要|(?:是|都是)多余的?"
+    r"|其实(?:都|也)?不|其实并不|其实没|其实只是|实际上\S{0,12}?(?:不|没|就够)|不算|无所谓|不重要|没有?必要|(?:是|都是)多余的?"
     r"|问题不在|站不住|历史包袱|只在理想|只在理论上|只是理论上|only (?:holds )?in theory|only in the ideal|(?:主要|只|不过)是\S{0,2}测量误差|(?:is|was) (?:just|mostly|only) (?:a )?measurement (?:error|noise)"
     r"|(?:is|are) (?:all )?(?:unnecessary|superfluous|overkill)"
     r"|(?:is|was) (?:only|just) an approximation|only approximate"
