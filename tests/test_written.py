@@ -301,6 +301,11 @@ def test_to_item_result_is_an_unconfirmed_static_review(items):
             "M = s · b · h · (34 + 5 (a · s)/h)",
         ),
         (r"$\nabla \leftarrow \lambda^{\Delta t} \nabla$", "∇ ← λ^Δt ∇"),
+        # \dfrac / \tfrac read as \frac (pylatexenc alone leaves "(%s)/(%s)" and the bare arguments)
+        (
+            r"$1-\dfrac{\bar t}{t_{\max}}$, $\tfrac{P-1}{m+P-1}$, $\overline{t}$",
+            "1-t̄/t_max, (P-1)/(m+P-1), t̄",
+        ),
         ("（Ｐ－ｐ）×Ｍ，全角：ｏｋ", "(P-p)·M,全角:ok"),
         ("P − p", "P - p"),
         ("**背压**与 `send`、*阻塞*", "背压与 send、阻塞"),

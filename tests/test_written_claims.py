@@ -490,16 +490,115 @@ RULE_CASES = {
         {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0, "bubble_measure": 0},
         "切分先不动",
     ),
+    # fresh17 tuning (seen): terse notes whose segments are formulas or arrows state relations
+    "q2-terse-formula-notes": (
+        L16,
+        "q2",
+        "- limit: bubble(m→∞) = 1 − t̄/t_max, m can't touch it, it only amortises ramp-up/ramp-down.\n"
+        "- peak act @ stage p, 1F1B: min(m, P−p)·M_p, M_p = L_p·s·b·h·(34+5as/h), stage 0 worst; GPipe m·M_p.\n"
+        "- cost: fixed b → global batch m·b·DP grows → retune LR/warmup.",
+        {"bubble_floor": 0.5, "inflight_formula": 1, "side_effects": 0.5},
+        None,
+    ),
+    "q2-longer-step-cost-and-independent-floor": (
+        L16,
+        "q2",
+        "极限：$1-\\bar t/t_{\\max}$，与 m 无关，m 只稀释预热和排空两段。\n"
+        "显存：1F1B 下阶段 p 最多同时存 min(m, P−p) 个微批次的激活，峰值 min(m, P−p)·M_p，越靠前越大。\n"
+        "Cost: with a bigger m each step takes longer, so the policy updates lag further behind the robot in online RL.",
+        {"bubble_floor": 0.5, "inflight_formula": 1, "side_effects": 0.5},
+        None,
+    ),
+    "q1-unbounded-buffer-equals-no-blocking": (
+        L16,
+        "q1",
+        "Starvation: in [30,10,10,20] stage 1 waits for its input because the slower stage 0 delivers one every 30 ms. "
+        "Backpressure: in [20,10,10,30] the slower stage 3 has not posted its recv, so stage 2's blocking send cannot "
+        "complete and the wait travels upstream. Buffers: unbounded buffer = no blocking, the outputs queue in memory.",
+        {"backpressure": 1, "upstream_starvation": 1},
+        None,
+    ),
+    "q1-denial-then-the-other-point-affirmed": (
+        L16,
+        "q1",
+        "饥饿：上游慢时，[30,10,10,20] 里 stage 1 算完 10 ms 就要等 stage 0 的下一个输入。\n"
+        "背压：下游慢时，[20,10,10,30] 里 stage 2 的 send 要等 stage 3 发出 recv 才能完成，所以阻塞，等待一路传回上游。\n"
+        "但框架用的是 isend，发了就返回，所以真实训练里背压其实并不存在，快阶段的停顿全都是上游饥饿。",
+        {"backpressure": 0, "upstream_starvation": 1},
+        "其实并不存在",
+    ),
+    "q2-edit-every-stage-keeps-m": (
+        L16,
+        "q2",
+        "Floor: 1 − t̄/t_max as m → ∞, more micro-batches only amortise the fill and drain.\n"
+        "Memory: in 1F1B stage p holds min(m, P−p) micro-batches, so the peak is min(m, P−p)·M_p, largest at stage 0.\n"
+        "Cost: at a fixed global batch the micro-batches shrink, so GEMM efficiency drops.\n\n"
+        "EDIT: looked at our trainer again, it keeps every micro-batch alive until the step ends, so treat it as m·M_p "
+        "on every stage, same as GPipe.",
+        {"bubble_floor": 0.5, "inflight_formula": 0, "side_effects": 0.5},
+        "treat it as",
+    ),
+    "q1-bottom-line-just-transfer-time": (
+        L16,
+        "q1",
+        "- [30,10,10,20]: stage 0 is the bottleneck, so stages 1 and 2 wait about 20 ms per cycle for their next input: starvation.\n"
+        "- [20,10,10,30]: stage 3 is slower, so stage 2's send cannot complete until stage 3 posts its recv; the blocked "
+        "send keeps stage 2 from its next micro-batch and stage 1 blocks next: backpressure.\n\n"
+        "Bottom line: the NCCL kernels stage 2 sits in are just transfer time, it is all starvation.",
+        {"backpressure": 0, "upstream_starvation": 1},
+        "just transfer time",
+    ),
+    "q1-slow-stage-waits-on-the-link": (
+        L16,
+        "q1",
+        "Starvation in [30,10,10,20]: stages 1 and 2 idle about 20 ms per cycle because the slower stage 0 delivers late. "
+        "Backpressure in [20,10,10,30]: stage 3 posts its recv and blocks until stage 2's send arrives, so the stall "
+        "travels downstream with the data and the slow stage absorbs it.",
+        {"backpressure": 0, "upstream_starvation": 1},
+        "travels downstream",
+    ),
+    "q3-double-buffer-then-not-really-needed": (
+        L16,
+        "q3",
+        "- double-buffered latent between the encoder (20 Hz) and the controller (500 Hz): the encoder fills the back "
+        "buffer and swaps atomically, the controller reads the front buffer every tick without waiting, so no tick is lost.\n"
+        "- gradients reaching the encoder are Δt steps stale, so bound Δt ≤ K and drop older ones, optionally scale by λ^Δt.\n"
+        "- not really needed in the end: we skip the staleness handling and backprop whatever arrives.",
+        {"decoupled_clocks": 1, "staleness_stabiliser": 0},
+        "not really needed",
+    ),
+    "q3-no-measure-needed-at-all": (
+        L16,
+        "q3",
+        "视觉 10 Hz、控制 200 Hz 各跑各的，中间放一个只存最新 latent 的缓冲区，视觉覆盖写，控制每拍读最新值不等待，所以不丢帧。"
+        "回传到视觉的梯度滞后 Δt 步，可以按 λ^Δt 衰减。\n\n"
+        "不过视觉只慢几十毫秒，梯度那点陈旧不需要任何稳定化措施，直接回传就行。",
+        {"decoupled_clocks": 1, "staleness_stabiliser": 0},
+        "不需要任何稳定化措施",
+    ),
+    "03q2-layer-count-split-is-safest": (
+        L03,
+        "q2",
+        "误区一：以为必须按耗时切分。其实按层数平均切分最稳，因为每段层数一样。"
+        "误区二：以为增大 m 就能减小气泡，其实失衡时气泡只趋于 1 − t̄/t_max，不会到 0，实测 m=16 的 50.8 % 比公式的 30.4 % 高。",
+        {"layer_count": 0, "layer_measure": 0, "more_microbatches": 0.5, "bubble_measure": 0.5},
+        "按层数平均切分最稳",
+    ),
 }
 CASES.update(RULE_CASES)
 
 #: (case, reader) -> why the scorer still disagrees with the careful grader there (a strict xfail: fixed, it fails)
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     **{
-        ("03q2-uniform-split-in-practice", reader): "the counter-design takes misconception one back, but the"
-        " profiler measurement that exposes it keeps its half point: the rules do not tie a measurement to the"
-        " claim it serves"
-        for reader in READERS
+        (case, reader): "the counter-design takes misconception one back, but the measurement that exposes it"
+        " keeps its half point: the rules do not tie a measurement to the claim it serves (tying them, tried on"
+        " 2026-12-03, lowered ten parts' within ±0.5 by an answer or more, fresh2 97 -> 96 %: their graders kept"
+        " the measurement's point)"
+        for case, reader in (
+            ("03q2-uniform-split-in-practice", "rules"),
+            ("03q2-uniform-split-in-practice", "as graded"),
+            ("03q2-layer-count-split-is-safest", "rules"),  # the learned reader lowers it
+        )
     },
     (
         "q1-strictly-no-stall-while-in-recv",

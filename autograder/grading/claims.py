@@ -33,7 +33,9 @@ _NEG_EXEMPT_RE = re.compile(
     r"|(?:就|则|便)\s*(?:不会|不用|不必|无需|不需要|没有)|(?:没有|没|无)[^\s,;:。，；：]{1,8}(?:就|则|便)\s*$|(?:没有?|未|不)(?:超过|超出|达到|过期|满)\S{0,3}的"
     r"|(?:没有|无|不能|无法|不一定能?)\S{0,4}保证|(?:cannot|can't|not|no) (?:be )?guarantee"
     # a consequence of a setting ("B=∞ 时没有阻塞", "缓冲足够大的时候不会卡住")
-    r"|(?:[=≥>]\s*[\w∞.]{1,4}|∞|无穷大?|无限大?|足够大?|够大|很大)\s*(?:时|的时候|的话)",
+    r"|(?:[=≥>]\s*[\w∞.]{1,4}|∞|无穷大?|无限大?|足够大?|够大|很大)\s*(?:时|的时候|的话)"
+    r"|(?:unbounded|infinite|unlimited|large|big|bigger|larger|enough|无限大?|无穷大?|足够大?|够大)\s*(?:buffers?|slots?|缓冲区?|槽位)?"
+    r"\s*(?:=|→|->|means|gives)\s*\S{0,3}\s*$",
     re.I,
 )
 # a bare setting as the clause before ("buffer 大，producer 不阻塞"): the negation is its consequence
@@ -51,7 +53,7 @@ _NEG_AFTER_RE = re.compile(
 # "与 m 无关" / "independent of m": independence of a variable is a relation the answer states, not a
 # dismissal of the hit before it
 _INDEPENDENT_OF_VARIABLE_RE = re.compile(
-    r"^\S{0,4}?(?:与|和|跟|同)\s*[A-Za-z][\w_]{0,2}\s*(?:都)?无关|^\s*(?:is\s+)?independent of [A-Za-z]\b",
+    r"^[^。;\n]{0,16}?(?:与|和|跟|同)\s*[A-Za-z][\w_]{0,2}\s*(?:都)?无关|^\s*(?:is\s+)?independent of [A-Za-z]\b",
     re.A,
 )
 # a negation scoped to one named example ("在 [30,10,10,20] 里没有背压", "no backpressure in [30,10,10,20]",
@@ -168,7 +170,10 @@ RETRACTION_RE = re.compile(
     r"|(?:is|are) (?:all )?(?:unnecessary|superfluous|overkill)"
     r"|(?:is|was) (?:only|just) an approximation|only approximate"
     # a later change of mind, read after the point it follows: "后来觉得…", "回头想…", "in the end …"
-    r"|后来(?:我)?(?:觉得|想想|发现)|回头(?:再)?想|\bon (?:reflection|second thoughts?)\b|\bin the end\b",
+    r"|后来(?:我)?(?:觉得|想想|发现)|回头(?:再)?想|\bon (?:reflection|second thoughts?)\b|\bin the end\b"
+    r"|\bbottom line\b|\bafter (?:looking|checking)\b[^.;\n]{0,24}\bagain\b|^\s*EDIT\s*[:：]"
+    # the measures dismissed after they were proposed: "不需要任何稳定化措施", "not really needed"
+    r"|\bnot really (?:needed|necessary)\b|不需要任何(?:的)?(?:稳定化?|措施|处理|修正)|(?:这些|那些)(?:措施|方法|处理|修正)\S{0,4}(?:都|也)?(?:不需要|用不上|没必要)",
     re.I,
 )
 
@@ -192,12 +197,13 @@ def size(text: str) -> float:
 
 
 _CLAUSE_CHAR_RE = re.compile("[我你它他就才按把被让会能要并再又不没写读存放跑]")
+_RELATION_RE = re.compile(r"[=≈≤≥∝←→]|[\w)]\s*·\s*[\w(]")
 
 
 def is_list_like(text: str) -> bool:
     """A keyword list or dump rather than a sentence: short comma-separated segments, spaces between
     CJK words, CJK without function characters, or English content words without function words."""
-    if not re.search(r"[=≈≤≥←]", text):
+    if not re.search(r"[=≈≤≥←→]", text):
         if len(_CJK_GAP_RE.findall(text)) >= 3:
             return True
         n_cjk = len(_CJK_RE.findall(text))
@@ -221,7 +227,11 @@ def is_list_like(text: str) -> bool:
     # a short segment with a function character ("我按 λ^Δt 衰减", "超过就丢") is a clause, not a keyword
     # an enumeration of six or more items (、) is a list even when some items are long or read as clauses
     enumeration = text.count("、") >= 5
-    short = sum(size(s) < 7 and (enumeration or not _CLAUSE_CHAR_RE.search(s)) for s in segments)
+    # a segment with a formula ("M_p = L_p·sbh", "m·b") or an arrow states a relation
+    short = sum(
+        size(s) < 7 and (enumeration or not (_CLAUSE_CHAR_RE.search(s) or _RELATION_RE.search(s)))
+        for s in segments
+    )
     return len(segments) >= 3 and short >= (0.5 if enumeration else 0.75) * len(segments)
 
 

@@ -31,7 +31,8 @@ How an answer is read
    denial; a negated hit followed by a contrast with another subject ("静态调度没有决策开销，而动态调度…")
    states the relation and counts; the "not A" of "not A but B" (不是 A，而是 B) is neither (B is read on
    its own); a negation under a condition ("缓冲无限大就不会阻塞", "With an unbounded buffer there is no
-   blocking"), in a relative clause ("没超过的") or of a guarantee ("没有理论能保证") denies nothing.
+   blocking", "B=∞ 时没有阻塞", "buffer 大，producer 不阻塞", "unbounded buffer = no blocking"), in a relative
+   clause ("没超过的") or of a guarantee ("没有理论能保证") denies nothing.
 4. A **criterion** is met when every concept has an un-negated hit inside one passage that
    *explains*: it has a causal/conditional connective (因为 所以 导致 当…时 because when if …) or a
    formula (unless the criterion says ``needs_reason: false``, e.g. a design), it is long enough (12
@@ -51,7 +52,8 @@ How an answer is read
    (rubric data: ``{cue, values, unit}``) are the lesson's numbers where the question asks for them: a
    figure stated after the cue that is none of the values (beyond rounding or 2 %) halves the criterion,
    quoted. ``need: k`` with ``options:`` makes an any-k-of-n criterion: each option met earns ``points /
-   k``, up to the criterion's points.
+   k``, up to the criterion's points. A soft retraction belongs to the criterion it speaks of: one named before it in its sentence or
+   in its own clause ("背压其实并不存在，停顿都是饥饿" takes back backpressure, not starvation).
 5. **Score** = the sum over criteria, capped at the item's points. Deductions are reported for the
    criteria not fully met; they coincide with the missing points and are not subtracted again.
 6. **Salad and confidence**: when ``SALAD_COVERAGE`` of an answer's tokens (>= 12) are the item's concept
@@ -184,13 +186,12 @@ def _latex_converter() -> LatexNodes2Text:
         prepend=True,
         macros=[
             MacroTextSpec("frac", "(%s)/(%s)"),
-            MacroTextSpec("dfrac", "(%s)/(%s)"),
-            MacroTextSpec("tfrac", "(%s)/(%s)"),
             MacroTextSpec("cdot", " · "),
             MacroTextSpec("times", " · "),
             MacroTextSpec("left", ""),
             MacroTextSpec("right", ""),
             MacroTextSpec("bar", "%s̄"),
+            MacroTextSpec("overline", "%s̄"),
             *(
                 MacroTextSpec(name, f" {sym} ")
                 for name, sym in (("leftarrow", "←"), ("gets", "←"), ("rightarrow", "→"), ("to", "→"))
@@ -201,14 +202,16 @@ def _latex_converter() -> LatexNodes2Text:
 
 
 _LATEX = _latex_converter()
-_SIMPLE_GROUP_RE = re.compile(r"\(([\w\u0370-\u03ff]+)\)")
+# \dfrac and \tfrac are \frac to a reader; pylatexenc's parser does not know their arguments
+_FRAC_VARIANT_RE = re.compile(r"\\[dtc]frac(?![A-Za-z])")
+_SIMPLE_GROUP_RE = re.compile(r"\(([\w\u0300-\u036f\u0370-\u03ff]+)\)")
 
 
 @functools.lru_cache(maxsize=8192)  # short formulas ($P-1$, $t_{max}$) recur across a class's answers
 def latex_to_text(latex: str) -> str:
     """``\\frac{a}{b}`` -> ``a/b``, ``\\cdot`` -> ``·``, ``\\lambda`` -> ``λ`` (pylatexenc)."""
     try:
-        text = _LATEX.latex_to_text(latex)
+        text = _LATEX.latex_to_text(_FRAC_VARIANT_RE.sub(r"\\frac", latex))
     except Exception:  # a student's broken LaTeX: keep it as typed
         text = latex
     return _SIMPLE_GROUP_RE.sub(r"\1", text)
@@ -348,6 +351,16 @@ def _concept_regex(patterns: tuple[str, ...]) -> re.Pattern:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.I | re.A)
 
 
+def _subject_regexes(criterion: dict) -> list[re.Pattern]:
+    """The criterion's required concepts (its subject), over all its units."""
+    return [
+        _concept_regex(tuple(c["patterns"]))
+        for u in criterion_units(criterion)
+        for c in u["concepts"]
+        if not c.get("full_only")
+    ]
+
+
 def _sentence_at(sents: list[_Sentence], start: int, end: int | None = None) -> int | None:
     """The index of the sentence holding ``start`` (and ``end``, when given), or None (between sentences)."""
     k = bisect_right([s.start for s in sents], start) - 1
@@ -396,6 +409,7 @@ class _Match:
     at: int = -1  # where the passage that met it starts
     kept: _Match | None = None  # the reading a soft retraction withdrew, and where that retraction is
     taken_back_at: int = -1
+    cue_clause_end: int = -1  # the end of the soft retraction's clause (its subject stands before)
 
 
 def _sentence_quote(text: str, sent: _Sentence) -> str:
@@ -462,13 +476,21 @@ def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None
         return _Match(False, seen=seen, unexplained=unexplained)
     _, _, start, end, spans = best
     # the subject of a retraction is named by the claim's required concepts, not by a full-points detail
-    taken_back, strong = _retracted(text, sents, required, start, min(e for _, e in spans[: len(required)]))
+    taken_back, clause_end = _retracted(
+        text, sents, required, start, min(e for _, e in spans[: len(required)])
+    )
     met = _Match(True, quote=claims.trim_quote(text, start, end, spans), seen=True, half=half, at=start)
     if taken_back is not None:
         quote = _sentence_quote(text, sents[taken_back])
-        soft = None if strong else met  # a soft one may belong to a later point (see suggest)
+        soft = None if clause_end is True else met  # a soft one may belong to another point (see suggest)
         return _Match(
-            False, quote, seen=True, contradicted=True, kept=soft, taken_back_at=sents[taken_back].start
+            False,
+            quote,
+            seen=True,
+            contradicted=True,
+            kept=soft,
+            taken_back_at=sents[taken_back].start,
+            cue_clause_end=-1 if clause_end is True else clause_end,
         )
     wrong = None if half else _wrong_figure(text, sents, unit)
     if wrong is not None:  # the measurement is right, the number is not the lesson's: half the points
@@ -511,18 +533,22 @@ _ALL_POINTS_RE = re.compile(r"都|全部|两点|以上|上面|二者|两者|\b(?
 
 def _retracted(
     text: str, sents: list[_Sentence], found: list, start: int, after: int
-) -> tuple[int | None, bool]:
+) -> tuple[int | None, bool | int]:
     """The sentence that takes the statement back: it retracts and speaks of the same subject (one of the
     unit's concepts occurs in it, affirmed or denied). An explicit retraction ("scratch that", "收回")
     counts from the passage that met the criterion on; a softer one ("doesn't matter", "其实不…",
-    "不算…", "其实只是…") only after that passage's hits (before them it is usually "not X but Y")."""
+    "不算…", "其实只是…") only after that passage's hits (before them it is usually "not X but Y"); for a
+    soft one, the end of its clause is returned instead of ``False``."""
     for k, sent in enumerate(sents):
         if sent.end <= start or sent.echo or not any(k in where or k in denied for where, denied in found):
             continue
         if claims.RETRACTION_STRONG_RE.search(text, max(sent.start, start), sent.end):
             return k, True
-        if sent.end > after and claims.RETRACTION_RE.search(text, max(sent.start, after), sent.end):
-            return k, False
+        cue = (
+            claims.RETRACTION_RE.search(text, max(sent.start, after), sent.end) if sent.end > after else None
+        )
+        if cue:
+            return k, text.find(",", cue.end(), sent.end) % (sent.end + 1)  # its clause's end
     return None, False
 
 
@@ -630,6 +656,20 @@ def suggest(
             else m
             for m in ms
         ]
+    # ... and it speaks of what stands before it in its sentence or in its own clause: "下游背压其实并不存在，
+    # 停顿都是上游饥饿" takes back backpressure, named before it, not starvation, named only after it
+    subjects = {c["id"]: _subject_regexes(c) for c in item["criteria"]}
+    for cid, ms in matches.items():
+        for k, m in enumerate(ms):
+            if m.kept and m.cue_clause_end >= 0:
+                span = (m.taken_back_at, m.cue_clause_end)
+                named = {
+                    other
+                    for other, regexes in subjects.items()
+                    if any(r.search(text, *span) for r in regexes)
+                }
+                if cid not in named and named:
+                    ms[k] = m.kept
     off_topic = not any(m.seen for ms in matches.values() for m in ms)
 
     evidence, scores = [], {}
