@@ -584,6 +584,48 @@ RULE_CASES = {
         {"layer_count": 0, "layer_measure": 0, "more_microbatches": 0.5, "bubble_measure": 0.5},
         "按层数平均切分最稳",
     ),
+    # fresh18 tuning (seen): a negated cause before its consequence, a bound stated with negation words
+    "q1-not-ready-so-it-blocks": (
+        L16,
+        "q1",
+        "上游饥饿：[30,10,10,20] 里 stage 0 最慢，stage 1 因为上游还没交出下一个输入，只能空等 20 ms。\n"
+        "下游背压：[20,10,10,30] 里 stage 3 更慢，stage 2 的 send 因为接收方还没发出 recv 而阻塞，等待一路传回 stage 1。",
+        {"backpressure": 1, "upstream_starvation": 1},
+        None,
+    ),
+    "q2-no-more-than-either-bound": (
+        L16,
+        "q2",
+        "气泡有个底：1 − t̄/t_max，与 m 无关，m 再大也只是摊薄预热和排空。\n"
+        "显存：阶段 p 同时存着的微批次不会多于 m 个，也不会多于 P−p 个，取两者中小的，乘一个微批次的激活 M_p 就是峰值，所以越靠前越大。\n"
+        "代价：全局批 m·b·DP 变大，学习率要重调。",
+        {"bubble_floor": 0.5, "inflight_formula": 1, "side_effects": 0.5},
+        None,
+    ),
+    "q1-ps-only-backpressure-is-theory": (
+        L16,
+        "q1",
+        "饥饿：上游慢时出现，[30,10,10,20] 里 stage 1 每个周期空等 20 ms 等 stage 0 的输入。\n"
+        "背压：下游慢时出现，[20,10,10,30] 里 stage 2 的 send 要等 stage 3 的 recv，所以阻塞并往上游传。\n\n"
+        "P.S. 查了一下 NCCL 的 send 都是异步的，所以实际只会有饥饿，背压只是理论上的说法。",
+        {"backpressure": 0, "upstream_starvation": 1},
+        "只是理论上",
+    ),
+    "q1-headings-put-on-the-wrong-pipelines": (
+        L16,
+        "q1",
+        "1. [30,10,10,20] —— 下游背压：stage 0 最慢，stage 1、2 被迫跟着它的节拍，压力沿数据流向下游传递。\n"
+        "2. [20,10,10,30] —— 上游饥饿：stage 3 最慢，前面的阶段都要等它确认可以接收，所以是被饿着。",
+        {"backpressure": 0, "upstream_starvation": 0},
+        "下游背压",
+    ),
+    "q3-terse-one-liner-with-a-formula": (
+        L16,
+        "q3",
+        "vision/ctrl 各跑各的时钟 + 只存最新 latent 的 buffer，ctrl 每拍读最新值不等 vision; 回传 grad 按 staleness 乘 λ^Δt, λ 靠实验调",
+        {"decoupled_clocks": 1, "staleness_stabiliser": 1},
+        None,
+    ),
 }
 CASES.update(RULE_CASES)
 

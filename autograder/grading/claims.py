@@ -35,7 +35,10 @@ _NEG_EXEMPT_RE = re.compile(
     # a consequence of a setting ("B=∞ 时没有阻塞", "缓冲足够大的时候不会卡住")
     r"|(?:[=≥>]\s*[\w∞.]{1,4}|∞|无穷大?|无限大?|足够大?|够大|很大)\s*(?:时|的时候|的话)"
     r"|(?:unbounded|infinite|unlimited|large|big|bigger|larger|enough|无限大?|无穷大?|足够大?|够大)\s*(?:buffers?|slots?|缓冲区?|槽位)?"
-    r"\s*(?:=|→|->|means|gives)\s*\S{0,3}\s*$",
+    r"\s*(?:=|→|->|means|gives)\s*\S{0,3}\s*$"
+    # a negated cause before its consequence ("接收方还没准备好而阻塞") and a bound ("不会多于 P−p 个")
+    r"|(?:没|不|未)\S{0,8}(?:而|才|因而|导致|造成|所以)\s*$|(?:不会|不能|不|没有)\s*(?:多于|超过|大于|高于)\s*$"
+    r"|\b(?:no|not) (?:more|greater|larger) than\s*$",
     re.I,
 )
 # a bare setting as the clause before ("buffer 大，producer 不阻塞"): the negation is its consequence
@@ -197,13 +200,13 @@ def size(text: str) -> float:
 
 
 _CLAUSE_CHAR_RE = re.compile("[我你它他就才按把被让会能要并再又不没写读存放跑]")
-_RELATION_RE = re.compile(r"[=≈≤≥∝←→]|[\w)]\s*·\s*[\w(]")
+_RELATION_RE = re.compile(r"[=≈≤≥∝←→^]|[\w)]\s*·\s*[\w(]")
 
 
 def is_list_like(text: str) -> bool:
     """A keyword list or dump rather than a sentence: short comma-separated segments, spaces between
     CJK words, CJK without function characters, or English content words without function words."""
-    if not re.search(r"[=≈≤≥←→]", text):
+    if not re.search(r"[=≈≤≥←→^]", text):
         if len(_CJK_GAP_RE.findall(text)) >= 3:
             return True
         n_cjk = len(_CJK_RE.findall(text))

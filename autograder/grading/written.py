@@ -662,12 +662,14 @@ def suggest(
     for cid, ms in matches.items():
         for k, m in enumerate(ms):
             if m.kept and m.cue_clause_end >= 0:
-                span = (m.taken_back_at, m.cue_clause_end)
-                named = {
-                    other
-                    for other, regexes in subjects.items()
-                    if any(r.search(text, *span) for r in regexes)
-                }
+                # its own clause first ("所以只会有饥饿，背压只是理论上的说法": backpressure's), then before it
+                own = text.rfind(",", m.taken_back_at, m.cue_clause_end - 1) + 1 or m.taken_back_at
+                for span in ((own, m.cue_clause_end), (m.taken_back_at, m.cue_clause_end)):
+                    named = {
+                        c for c, regexes in subjects.items() if any(r.search(text, *span) for r in regexes)
+                    }
+                    if named:
+                        break
                 if cid not in named and named:
                     ms[k] = m.kept
     off_topic = not any(m.seen for ms in matches.values() for m in ms)
