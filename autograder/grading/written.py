@@ -476,21 +476,17 @@ def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None
         return _Match(False, seen=seen, unexplained=unexplained)
     _, _, start, end, spans = best
     # the subject of a retraction is named by the claim's required concepts, not by a full-points detail
-    taken_back, clause_end = _retracted(
-        text, sents, required, start, min(e for _, e in spans[: len(required)])
-    )
+    taken_back = _retracted(text, sents, required, start, min(e for _, e in spans[: len(required)]))
     met = _Match(True, quote=claims.trim_quote(text, start, end, spans), seen=True, half=half, at=start)
-    if taken_back is not None:
-        quote = _sentence_quote(text, sents[taken_back])
-        soft = None if clause_end is True else met  # a soft one may belong to another point (see suggest)
+    if taken_back is not None:  # a soft one may belong to another point (_soft_retraction_owners)
         return _Match(
             False,
-            quote,
+            _sentence_quote(text, sents[taken_back.sentence]),
             seen=True,
             contradicted=True,
-            kept=soft,
-            taken_back_at=sents[taken_back].start,
-            cue_clause_end=-1 if clause_end is True else clause_end,
+            kept=None if taken_back.strong else met,
+            taken_back_at=sents[taken_back.sentence].start,
+            cue_clause_end=taken_back.clause_end,
         )
     wrong = None if half else _wrong_figure(text, sents, unit)
     if wrong is not None:  # the measurement is right, the number is not the lesson's: half the points
@@ -531,25 +527,55 @@ def _passage(text: str, sents: list[_Sentence], found: list, needs_reason: bool,
 _ALL_POINTS_RE = re.compile(r"都|全部|两点|以上|上面|二者|两者|\b(?:all|both|none|everything|above)\b", re.I)
 
 
-def _retracted(
-    text: str, sents: list[_Sentence], found: list, start: int, after: int
-) -> tuple[int | None, bool | int]:
+@dataclass(frozen=True)
+class _Retraction:
+    sentence: int  # the index of the sentence that takes the statement back
+    strong: bool  # explicit ("scratch that", "收回"): it withdraws the point whatever follows
+    clause_end: int = -1  # a soft one's: the end of its cue's clause (its subject is named before that)
+
+
+def _retracted(text: str, sents: list[_Sentence], found: list, start: int, after: int) -> _Retraction | None:
     """The sentence that takes the statement back: it retracts and speaks of the same subject (one of the
     unit's concepts occurs in it, affirmed or denied). An explicit retraction ("scratch that", "收回")
     counts from the passage that met the criterion on; a softer one ("doesn't matter", "其实不…",
-    "不算…", "其实只是…") only after that passage's hits (before them it is usually "not X but Y"); for a
-    soft one, the end of its clause is returned instead of ``False``."""
+    "不算…", "其实只是…") only after that passage's hits (before them it is usually "not X but Y")."""
     for k, sent in enumerate(sents):
         if sent.end <= start or sent.echo or not any(k in where or k in denied for where, denied in found):
             continue
         if claims.RETRACTION_STRONG_RE.search(text, max(sent.start, start), sent.end):
-            return k, True
-        cue = (
-            claims.RETRACTION_RE.search(text, max(sent.start, after), sent.end) if sent.end > after else None
-        )
+            return _Retraction(k, True)
+        cue = sent.end > after and claims.RETRACTION_RE.search(text, max(sent.start, after), sent.end)
         if cue:
-            return k, text.find(",", cue.end(), sent.end) % (sent.end + 1)  # its clause's end
-    return None, False
+            comma = text.find(",", cue.end(), sent.end)
+            return _Retraction(k, False, comma if comma >= 0 else sent.end)
+    return None
+
+
+def _soft_retraction_owners(text: str, item: dict, matches: dict[str, list[_Match]]) -> None:
+    """Give each soft retraction to the one point it takes back, restoring (in place) the others' readings.
+
+    It takes back the nearest point before it: when another point's passage stands between this one's and
+    the retraction ("A. B. 其实 B 没有必要"), it is that point's ("这两点都站不住", "all of this is wrong"
+    take back every point before them). And it speaks of the criterion named in its own clause, else before
+    it in its sentence: "下游背压其实并不存在，停顿都是上游饥饿" takes back backpressure, named before the
+    cue, not starvation, named only after it; "所以只会有饥饿，背压只是理论上的说法" takes back backpressure."""
+    passages = [m.at if m.met else m.kept.at for ms in matches.values() for m in ms if m.met or m.kept]
+    subjects = None  # each criterion's subject regexes, built only for an answer that has a soft retraction
+    for cid, ms in matches.items():
+        for k, m in enumerate(ms):
+            if not m.kept:
+                continue
+            if not _ALL_POINTS_RE.search(m.quote) and any(m.kept.at < a < m.taken_back_at for a in passages):
+                ms[k] = m.kept
+                continue
+            subjects = subjects or {c["id"]: _subject_regexes(c) for c in item["criteria"]}
+            own = text.rfind(",", m.taken_back_at, m.cue_clause_end - 1) + 1 or m.taken_back_at
+            for span in ((own, m.cue_clause_end), (m.taken_back_at, m.cue_clause_end)):
+                named = {c for c, regexes in subjects.items() if any(r.search(text, *span) for r in regexes)}
+                if named:
+                    break
+            if named and cid not in named:
+                ms[k] = m.kept
 
 
 def _note(m: _Match, text: str, live: bool, off_topic: bool) -> str:
@@ -643,35 +669,7 @@ def suggest(
     except _OverBudget:
         budget = ANSWER_BUDGET_S if budget_s is None else budget_s
         return not_scored(item, f"scoring took longer than {budget:g} s", flags)
-    # a soft retraction takes back the nearest point before it: when another point's passage stands between
-    # this one's and the retraction ("A. B. 其实 B 没有必要"), it is that point's, not this one's
-    # ("这两点都站不住", "all of this is wrong" take back every point before them)
-    passages = [m.at if m.met else m.kept.at for ms in matches.values() for m in ms if m.met or m.kept]
-    for ms in matches.values():
-        ms[:] = [
-            m.kept
-            if m.kept
-            and not _ALL_POINTS_RE.search(m.quote)
-            and any(m.kept.at < a < m.taken_back_at for a in passages)
-            else m
-            for m in ms
-        ]
-    # ... and it speaks of what stands before it in its sentence or in its own clause: "下游背压其实并不存在，
-    # 停顿都是上游饥饿" takes back backpressure, named before it, not starvation, named only after it
-    subjects = {c["id"]: _subject_regexes(c) for c in item["criteria"]}
-    for cid, ms in matches.items():
-        for k, m in enumerate(ms):
-            if m.kept and m.cue_clause_end >= 0:
-                # its own clause first ("所以只会有饥饿，背压只是理论上的说法": backpressure's), then before it
-                own = text.rfind(",", m.taken_back_at, m.cue_clause_end - 1) + 1 or m.taken_back_at
-                for span in ((own, m.cue_clause_end), (m.taken_back_at, m.cue_clause_end)):
-                    named = {
-                        c for c, regexes in subjects.items() if any(r.search(text, *span) for r in regexes)
-                    }
-                    if named:
-                        break
-                if cid not in named and named:
-                    ms[k] = m.kept
+    _soft_retraction_owners(text, item, matches)
     off_topic = not any(m.seen for ms in matches.values() for m in ms)
 
     evidence, scores = [], {}
