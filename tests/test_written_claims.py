@@ -626,6 +626,144 @@ RULE_CASES = {
         {"decoupled_clocks": 1, "staleness_stabiliser": 1},
         None,
     ),
+    # fresh19 tuning (seen): counter-claims with no negation word, a half-credit misreading, space as comma
+    "q1-backpressure-is-starvation-after-all": (
+        L16,
+        "q1",
+        "上游饥饿：[30,10,10,20] 里 stage 0 最慢，stage 1、2 每个周期算 10 ms，剩下 20 ms 在等上游交出下一个输入。\n"
+        "下游背压：[20,10,10,30] 里 stage 3 更慢，还在算上一个微批次、没发出 recv，stage 2 的阻塞 send 完成不了，没有缓冲时一路传回 stage 1、0。\n"
+        "不过说到底，stage 2 卡在 send 上也是在等数据从上游流过来，本质上和饥饿是一回事。",
+        {"backpressure": 0, "upstream_starvation": 1},
+        "一回事",
+    ),
+    "q1-isend-so-every-idle-is-starvation": (
+        L16,
+        "q1",
+        "上游饥饿：[30,10,10,20] 里 stage 0 最慢，stage 1、2 每个周期算 10 ms，剩下 20 ms 在等上游交出下一个输入。\n"
+        "下游背压：[20,10,10,30] 里 stage 3 更慢，还在算上一个微批次、没发出 recv，stage 2 的阻塞 send 完成不了，没有缓冲时一路传回 stage 1、0。\n"
+        "实际我们用 isend，发出去马上就能算下一个微批次，所以 [20,10,10,30] 里 stage 2 的空闲也全部来自等输入，两条流水线都是饥饿。",
+        {"backpressure": 0, "upstream_starvation": 1},
+        "都是饥饿",
+    ),
+    "q1-first-profile-recast-as-backpressure": (
+        L16,
+        "q1",
+        "上游饥饿：[30,10,10,20] 里 stage 0 最慢，stage 1、2 每个周期算 10 ms，剩下 20 ms 在等上游交出下一个输入。\n"
+        "下游背压：[20,10,10,30] 里 stage 3 更慢，还在算上一个微批次、没发出 recv，stage 2 的阻塞 send 完成不了，没有缓冲时一路传回 stage 1、0。\n"
+        "再想了一下，[30,10,10,20] 里 stage 1 那 20 ms 其实也该算背压：它的 send 被后面更慢的 stage 3 拖着。",
+        {"backpressure": 0.5, "upstream_starvation": 0},
+        "其实也该算背压",
+    ),
+    "q1-fast-stage-causes-it": (
+        L16,
+        "q1",
+        "上游饥饿：[30,10,10,20] 里 stage 0 最慢，stage 1、2 每个周期算 10 ms，剩下 20 ms 在等上游交出下一个输入。\n"
+        "背压是快阶段造成的：[20,10,10,30] 里 stage 1、2 只要 10 ms，算得太快，把激活一股脑推给 stage 3，stage 3 的缓冲区被塞满，它就被压住了。",
+        {"backpressure": 0, "upstream_starvation": 1},
+        "快阶段造成的",
+    ),
+    "q1-buffer-plays-no-role": (
+        L16,
+        "q1",
+        "上游饥饿：[30,10,10,20] 里 stage 0 最慢，stage 1、2 每个周期算 10 ms，剩下 20 ms 在等上游交出下一个输入。\n"
+        "下游背压：[20,10,10,30] 里 stage 3 更慢，还在算上一个微批次、没发出 recv，stage 2 的阻塞 send 完成不了，没有缓冲时一路传回 stage 1、0。\n"
+        "缓冲区对背压不起任何作用：就算缓冲区无限大，stage 2 也照样停在 send 上等 stage 3。",
+        {"backpressure": 0.5, "upstream_starvation": 1},
+        "不起任何作用",
+    ),
+    "q2-no-real-cost-after-all": (
+        L16,
+        "q2",
+        "m→∞ 时气泡率趋于 1 − t̄/t_max，与 m 无关，增大 m 只摊薄预热和排空。\n显存：1F1B 下阶段 p 的激活峰值是 min(m, P−p)·M_p，越靠前越大；GPipe 要存 m 份。\n"
+        "代价：全局批 m·b·DP 变大，学习率要重调……其实也还好，学习率按 batch 线性缩放一下就行，基本没什么代价，m 能开多大就开多大。",
+        {"bubble_floor": 0.5, "inflight_formula": 1, "side_effects": 0},
+        "没什么代价",
+    ),
+    "q2-m-removes-the-imbalance-part": (
+        L16,
+        "q2",
+        "增大 m 能消除的是慢阶段造成的那部分非对称气泡，因为慢阶段的 (m−1)·t_max 被摊薄了；去不掉的是预热和排空，所以极限是 1 − t̄/t_max。\n"
+        "显存：1F1B 下阶段 p 的激活峰值是 min(m, P−p)·M_p，越靠前越大。\n"
+        "代价：全局批变大，学习率要重调。",
+        {"bubble_floor": 0, "inflight_formula": 1, "side_effects": 0.5},
+        "能消除的是慢阶段造成的",
+    ),
+    "q3-spaces-instead-of-commas": (
+        L16,
+        "q3",
+        "视觉和控制各用各的时钟 视觉30hz 控制200hz 中间放一个只存最新latent的缓冲区 视觉来一帧就覆盖写 控制每拍直接读最新的 不等新帧 所以控制不会丢帧\n\n"
+        "回传给视觉的梯度是几步前的 latent 算的 陈旧 Δt 步 可以设上界 K 超过就丢 再按 λ^Δt 衰减 λ 取多少只能靠实验",
+        {"decoupled_clocks": 1, "staleness_stabiliser": 1},
+        None,
+    ),
+    "03q1-stable-case-finishes-together": (
+        L03,
+        "q1",
+        "（1）各阶段耗时稳定时，动态调度最后选出的也是 1F1B 的顺序，只是每步多了决策开销（练习 3：33 对 35.2）。"
+        "（2）显存上限等于 1F1B 的在途数时，动态的贪心先做反向，推迟了下游在等的前向，所以更慢（77 对 71）。\n"
+        "不过真实系统里决策开销只有几微秒，相对毫秒级的 kernel 可以不计，所以耗时稳定时两种调度其实同时完成。",
+        {"situations": 0.5},
+        "同时完成",
+    ),
+    "03q2-utilisation-counter-design": (
+        L03,
+        "q2",
+        "误区一：以为按层数均分就是均衡。各层耗时不同，stage 5 有两个大 FFN。用 profiler 测每段的计算耗时，max/mean = 1.636，最优切分把最慢段从 5.4 降到 4.0。\n误区二：以为增大 m 就能消除气泡。失衡时气泡趋于 1 − t̄/t_max，不随 m 消失；实测气泡率对照均匀公式，m=16 实测约 50.8%，公式只有 30.4%。\n"
+        "所以我的建议是：工程上先按层数均分，上线后看 nvidia-smi 上哪张卡的利用率最高，再从那一段挪一层出去就够了。",
+        {"layer_count": 0.5, "layer_measure": 0, "more_microbatches": 0.5, "bubble_measure": 0.5},
+        "nvidia-smi",
+    ),
+    "03q2-bubble-share-grows-with-m": (
+        L03,
+        "q2",
+        "误区一：以为按层数均分就是均衡。各层耗时不同，用 profiler 测每段的计算耗时，max/mean = 1.636。\n"
+        "误区二：大家以为增大 m 能降低气泡，其实相反：阶段失衡时 m 越大，运行中气泡占的比例越大，因为每多一个微批次就多一段空等。实测 m=16 的气泡率约 50.8%，均匀公式只有 30.4%。",
+        {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0, "bubble_measure": 0.5},
+        "气泡占的比例越大",
+    ),
+    "03q2-large-m-makes-it-negligible": (
+        L03,
+        "q2",
+        "误区一：以为按层数均分就是均衡。各层耗时不同，stage 5 有两个大 FFN。用 profiler 测每段的计算耗时，max/mean = 1.636，最优切分把最慢段从 5.4 降到 4.0。\n误区二：以为增大 m 就能消除气泡。失衡时气泡趋于 1 − t̄/t_max，不随 m 消失；实测气泡率对照均匀公式，m=16 实测约 50.8%，公式只有 30.4%。\n"
+        "当然，m 足够大（上千个微批次）时，这部分气泡最终也会被摊薄到可以忽略，所以误区二主要是延迟和显存的问题。",
+        {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0, "bubble_measure": 0.5},
+        "可以忽略",
+    ),
+    "03q2-the-uniform-formula-to-go-by": (
+        L03,
+        "q2",
+        "误区一：以为按层数均分就是均衡。各层耗时不同，stage 5 有两个大 FFN。用 profiler 测每段的计算耗时，max/mean = 1.636，最优切分把最慢段从 5.4 降到 4.0。\n误区二：以为增大 m 就能消除气泡。失衡时气泡趋于 1 − t̄/t_max，不随 m 消失；实测气泡率对照均匀公式，m=16 实测约 50.8%，公式只有 30.4%。\n"
+        "That said, the 50.8% comes from an idealised model rather than a real measurement, so I would not read much into it; for choosing m in practice the uniform formula is the number to go by.",
+        {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0.5, "bubble_measure": 0},
+        "idealised model",
+    ),
+    "03q2-dont-look-at-utilisation-and-figures-side-by-side": (
+        L03,
+        "q2",
+        "误区1 按层数均分就等于均衡。其实每层耗时不一样 stage5 有两个大FFN 最慢那段决定节拍。\n\n"
+        "暴露：用profiler测每段的计算耗时 算max/mean 本课1.636 最慢段5.4->4.0 不要看nvidia-smi利用率 等通信的卡也显示很忙。\n\n"
+        "误区2 盲目增大m就能消掉气泡。失衡的气泡m再大也趋于1-tbar/tmax 消不掉。\n\n"
+        "暴露：实测气泡率跟均匀公式比 m=16实际50.8% 公式30.4%。",
+        {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0.5, "bubble_measure": 0.5},
+        None,
+    ),
+    "q3-staleness-put-on-the-control-side": (
+        L16,
+        "q3",
+        "解耦：视觉、控制各按自己的频率跑，中间一个只保留最新 latent 的缓冲区，控制每拍读最新值，不等新帧。\n"
+        "陈旧梯度出在控制一侧：控制网络更新得快，而它用的视觉特征更新得慢，所以控制网络收到的梯度是旧的，对动作网络的梯度乘 λ^Δt 衰减，λ 靠实验调。",
+        {"decoupled_clocks": 1, "staleness_stabiliser": 0},
+        "出在控制一侧",
+    ),
+    "q3-whether-or-not-is-no-negation": (
+        L16,
+        "q3",
+        "视觉与控制各用自己的时钟，中间一个只存最新 latent 的缓冲区，控制每拍读最新值，不等新帧，所以不丢帧。\n"
+        "回传给视觉的梯度晚了 Δt 步：超过 K 步的就不要了（这个上界是设计保证的），"
+        "界内的梯度要不要再按 λ^Δt 打折扣、学习率要不要调小，只能靠实验确认。",
+        {"decoupled_clocks": 1, "staleness_stabiliser": 1},
+        None,
+    ),
 }
 CASES.update(RULE_CASES)
 
@@ -873,7 +1011,11 @@ def test_no_retraction_reversal_negation_or_salad_of_the_tuning_part_above_half(
 
 @pytest.mark.parametrize(
     "entry, message",
-    [({"pattern": "(", "why": "x"}, "bad misreading"), ({"pattern": "a"}, "needs a why")],
+    [
+        ({"pattern": "(", "why": "x"}, "bad misreading"),
+        ({"pattern": "a"}, "needs a why"),
+        ({"pattern": "a", "why": "x", "half": "yes"}, "half must be true or false"),
+    ],
 )
 def test_a_malformed_misreading_is_a_clear_rubric_error(entry, message):
     import copy

@@ -198,6 +198,8 @@ def validate_written_item(item: dict) -> None:
                     raise ValueError(f"item {iid}/{cid}: bad misreading {entry!r}: {exc}") from None
                 if not str(entry.get("why") or "").strip():
                     raise ValueError(f"item {iid}/{cid}: a misreading needs a why (the note of its ✗)")
+                if not isinstance(entry.get("half", False), bool):
+                    raise ValueError(f"item {iid}/{cid}: a misreading's half must be true or false")
             for entry in unit.get("figures") or []:
                 try:
                     re.compile(entry["cue"])

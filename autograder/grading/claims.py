@@ -18,7 +18,7 @@ QUOTE_MAX = 200
 
 CLAUSE_END = ",;:。!?，；：\n"
 _NEG_BEFORE_RE = re.compile(
-    r"(?:并不|并非|不是|不会|不能|不需要|不需|不必|无需|无须|不用|不存在|没有|没|从不|从来不|从未|绝不|毫无|永远不|而非"
+    r"(?:并不|并非|不是|不会|不能|不需要|不需|不必|(?<!要)不要(?!了)|无需|无须|不用|不存在|没有|没|从不|从来不|从未|绝不|毫无|永远不|而非"
     r"|\b(?:not|never|no|cannot|without|neither|nor|none)\b|n't\b)(?:[^\s,;:。，；：]{0,6}|(?:\s+[\w-]+){1,3})?\s*$"
     r"|(?<![不无])[不无]$",
     re.I | re.A,
@@ -203,11 +203,23 @@ _CLAUSE_CHAR_RE = re.compile("[我你它他就才按把被让会能要并再又�
 _RELATION_RE = re.compile(r"[=≈≤≥∝←→^]|[\w)]\s*·\s*[\w(]")
 
 
+def _spaces_for_commas(text: str) -> bool:
+    """Clauses separated by spaces instead of punctuation ("视觉来一帧就覆盖写 控制每拍读最新的 不等新帧 所以不丢帧"):
+    at least half the space-separated segments are long or read as clauses, unlike a dump of keywords."""
+    segments = [s for s in re.split(f"{_CJK_GAP_RE.pattern}|{_LIST_SEP_RE.pattern}", text) if s.strip()]
+    clauses = sum(size(s) >= 7 or bool(_CLAUSE_CHAR_RE.search(s) or _RELATION_RE.search(s)) for s in segments)
+    return clauses >= SPACED_CLAUSES * len(segments)
+
+
+#: the share of space-separated segments that must be clauses for the spaces to stand for commas
+SPACED_CLAUSES = 0.5
+
+
 def is_list_like(text: str) -> bool:
     """A keyword list or dump rather than a sentence: short comma-separated segments, spaces between
     CJK words, CJK without function characters, or English content words without function words."""
     if not re.search(r"[=≈≤≥←→^]", text):
-        if len(_CJK_GAP_RE.findall(text)) >= 3:
+        if len(_CJK_GAP_RE.findall(text)) >= 3 and not _spaces_for_commas(text):
             return True
         n_cjk = len(_CJK_RE.findall(text))
         if n_cjk >= 8 and not _ZH_FUNCTION_RE.search(text) and len(_WORD_RE.findall(text)) <= 2:

@@ -46,7 +46,9 @@ How an answer is read
    ("这两点都站不住");
    (c) one of the criterion's ``misreadings`` (rubric data: ``{pattern, why}``) matches, un-negated and
    not rejected in its own sentence ("…也不对", "is misleading"): a reversed causal direction, a
-   misattributed mechanism, a rejected measure, an affirmative counter-design; ``why`` is the note.
+   misattributed mechanism, a rejected measure, an affirmative counter-design; ``why`` is the note. A
+   misreading with ``half: true`` halves the criterion instead (quoted): a mechanism applied where it
+   does not hold ("[30,10,10,20] 里也算背压"), a role denied ("缓冲区对背压不起作用").
    A concept marked ``full_only: true`` is needed for full points only: without it the criterion earns
    half ("缓冲" without "latest value only", a memory formula without min(m, ·)). A criterion's ``figures``
    (rubric data: ``{cue, values, unit}``) are the lesson's numbers where the question asks for them: a
@@ -425,7 +427,8 @@ def _misread(text: str, sents: list[_Sentence], unit: dict) -> _Match | None:
             k = _sentence_at(sents, m.start())
             if k is None or sents[k].echo or claims.rejected(text, m.start(), m.end()):
                 continue
-            return _Match(False, _sentence_quote(text, sents[k]), str(entry["why"]), True, contradicted=True)
+            quote, why = _sentence_quote(text, sents[k]), str(entry["why"])
+            return _Match(False, quote, why, True, contradicted=True, half=bool(entry.get("half")))
     return None
 
 
@@ -464,7 +467,7 @@ def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None
         # the claim is denied in a sentence about the criterion's subject: a contradiction is no answer
         return _Match(False, _sentence_quote(text, sents[denied]), seen=seen, contradicted=True)
     misread = _misread(text, sents, unit)
-    if misread:
+    if misread and not misread.half:
         return misread
     best, unexplained = _passage(text, sents, found, unit.get("needs_reason", True), deadline)
     half = False
@@ -473,7 +476,7 @@ def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None
         best, _ = _passage(text, sents, required, unit.get("needs_reason", True), deadline)
         half = best is not None
     if best is None:
-        return _Match(False, seen=seen, unexplained=unexplained)
+        return misread or _Match(False, seen=seen, unexplained=unexplained)
     _, _, start, end, spans = best
     # the subject of a retraction is named by the claim's required concepts, not by a full-points detail
     taken_back = _retracted(text, sents, required, start, min(e for _, e in spans[: len(required)]))
@@ -488,8 +491,10 @@ def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None
             taken_back_at=sents[taken_back.sentence].start,
             cue_clause_end=taken_back.clause_end,
         )
-    wrong = None if half else _wrong_figure(text, sents, unit)
-    if wrong is not None:  # the measurement is right, the number is not the lesson's: half the points
+    # a half misreading (the mechanism applied where it does not hold), or a measurement that is right with a
+    # number that is not the lesson's: half the points, the sentence quoted
+    wrong = misread or (None if half else _wrong_figure(text, sents, unit))
+    if wrong is not None:
         wrong.met = wrong.half = True
         wrong.at = start
         return wrong
