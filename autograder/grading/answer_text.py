@@ -82,7 +82,21 @@ def _is_invisible(ch: str) -> bool:
 _INVISIBLE = frozenset(
     chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and _is_invisible(chr(cp))
 )
-_INVISIBLE_RE = re.compile("[" + "".join(re.escape(c) for c in sorted(_INVISIBLE)) + "]")
+
+
+def _char_class(chars: frozenset[str]) -> str:
+    """A regex character class of ``chars`` as ranges of consecutive code points (a class of single
+    characters this size, 4,000 and more, made every answer's rendering slow)."""
+    points, ranges = sorted(map(ord, chars)), []
+    for cp in points:
+        if ranges and cp == ranges[-1][1] + 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    return "[" + "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges) + "]"
+
+
+_INVISIBLE_RE = re.compile(_char_class(_INVISIBLE))
 
 
 def strip_invisible(text: str) -> tuple[str, int]:
