@@ -20,6 +20,7 @@ from autograder.classroom.export import export
 from autograder.core.layout import REPO as LAYOUT
 from autograder.core.registry import lessons
 from autograder.grading.assignment import load_assignment
+from autograder.grading.lesson_readers import for_lesson
 from autograder.grading.notebook import extract
 from autograder.grading.scoring import score_items
 from autograder.grading.written import MAX_ANSWER_CHARS, suggest
@@ -146,6 +147,7 @@ def test_duplicated_answer_cells_cost_bounded_time_and_are_flagged(tmp_path):
     assignment, path = _duplicated_notebook(tmp_path, 8, "a. " * 63_000)
     extracted = extract(path, assignment.cells, assignment.written_ids)
     suggest("因为阻塞。", ITEMS["q1"])  # nbconvert's one-time start-up (seconds, cold) is not the point here
+    for_lesson(assignment.directory)  # nor is fitting the lesson's readers, once per process
     started = time.monotonic()
     items = score_items(assignment, [], extracted.answers, answer_flags=extracted.answer_flags)
     took = time.monotonic() - started

@@ -93,7 +93,9 @@ def _char_class(chars: frozenset[str]) -> str:
             ranges[-1][1] = cp
         else:
             ranges.append([cp, cp])
-    return "[" + "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges) + "]"
+    return (
+        "[" + "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges) + "]"
+    )
 
 
 _INVISIBLE_RE = re.compile(_char_class(_INVISIBLE))
