@@ -203,16 +203,16 @@ _CLAUSE_CHAR_RE = re.compile("[我你它他就才按把被让会能要并再又�
 _RELATION_RE = re.compile(r"[=≈≤≥∝←→^]|[\w)]\s*·\s*[\w(]")
 
 
+#: the share of space-separated segments that must be clauses for the spaces to stand for commas
+SPACED_CLAUSES = 0.5
+
+
 def _spaces_for_commas(text: str) -> bool:
     """Clauses separated by spaces instead of punctuation ("视觉来一帧就覆盖写 控制每拍读最新的 不等新帧 所以不丢帧"):
     at least half the space-separated segments are long or read as clauses, unlike a dump of keywords."""
     segments = [s for s in re.split(f"{_CJK_GAP_RE.pattern}|{_LIST_SEP_RE.pattern}", text) if s.strip()]
     clauses = sum(size(s) >= 7 or bool(_CLAUSE_CHAR_RE.search(s) or _RELATION_RE.search(s)) for s in segments)
     return clauses >= SPACED_CLAUSES * len(segments)
-
-
-#: the share of space-separated segments that must be clauses for the spaces to stand for commas
-SPACED_CLAUSES = 0.5
 
 
 def is_list_like(text: str) -> bool:
