@@ -764,6 +764,84 @@ RULE_CASES = {
         {"decoupled_clocks": 1, "staleness_stabiliser": 1},
         None,
     ),
+    # fresh20 tuning (seen): written in new words after the misreadings were added, labelled before any run
+    "03q2-equal-split-is-balanced-enough": (
+        L03,
+        "q2",
+        "误区一：以为按层数平均切分就是均衡。各层耗时不同，stage 5 有两个大 FFN，用 profiler 测各段计算耗时，max/mean = 1.636。\n"
+        "不过对这个规模来说，均匀切分大致上也算均衡了，差出来的那点主要是噪声。\n"
+        "误区二：以为增大 m 就能消除气泡。失衡时气泡趋于 1 − t̄/t_max，不随 m 消失；实测 m=16 的气泡率约 50.8%，均匀公式只有 30.4%。",
+        {"layer_count": 0, "layer_measure": 0.5, "more_microbatches": 0.5, "bubble_measure": 0.5},
+        "大致上也算均衡",
+    ),
+    "03q2-should-split-by-count": (
+        L03,
+        "q2",
+        "误区一：stage 5 慢，是因为它分到的层数比别人多，所以应该按层数均匀分，每段 3 层，检查每段层数一致就能暴露。\n"
+        "误区二：以为增大 m 就能消除气泡。失衡时气泡趋于 1 − t̄/t_max，不随 m 消失；实测 m=16 的气泡率约 50.8%，均匀公式只有 30.4%。",
+        {"layer_count": 0, "layer_measure": 0, "more_microbatches": 0.5, "bubble_measure": 0.5},
+        "层数比别人多",
+    ),
+    "q1-starvation-caused-by-the-fast-stage": (
+        L16,
+        "q1",
+        "上游饥饿：[30,10,10,20] 里 stage 1 算得快，提前去 recv，这个 recv 反过来拖慢了 stage 0 的发送，所以饥饿是由快阶段引起的。\n"
+        "下游背压：[20,10,10,30] 里 stage 3 更慢，还在算上一个微批次、没发出 recv，stage 2 的阻塞 send 完成不了，没有缓冲时一路传回 stage 1、0。",
+        {"backpressure": 1, "upstream_starvation": 0},
+        "由快阶段引起",
+    ),
+    "q1-backpressure-hardly-happens": (
+        L16,
+        "q1",
+        "上游饥饿：[30,10,10,20] 里 stage 0 最慢，stage 1、2 每个周期算 10 ms，剩下 20 ms 在等上游交出下一个输入。\n"
+        "下游背压：[20,10,10,30] 里 stage 3 更慢，还在算上一个微批次、没发出 recv，stage 2 的阻塞 send 完成不了，等待传回 stage 1、0。\n"
+        "但 NCCL 有 4 MiB 的缓冲，激活一般塞得进去，所以背压几乎不会出现。",
+        {"backpressure": 0, "upstream_starvation": 1},
+        "几乎不会出现",
+    ),
+    "q2-m-amortises-the-bottleneck": (
+        L16,
+        "q2",
+        "气泡率的下限是 1 − t̄/t_max：增大 m 可以把慢阶段带来的空等慢慢摊掉，可预热和排空那两段三角形是固定的，摊不掉，所以留下一个下限。\n"
+        "显存：1F1B 下阶段 p 的激活峰值是 min(m, P−p)·M_p，越靠前越大；GPipe 要存 m 份。\n"
+        "代价：全局批变大，学习率要重调。",
+        {"bubble_floor": 0, "inflight_formula": 1, "side_effects": 0.5},
+        "摊掉",
+    ),
+    "q2-every-stage-holds-p": (
+        L16,
+        "q2",
+        "m→∞ 时气泡率趋于 1 − t̄/t_max，与 m 无关，增大 m 只摊薄预热和排空。\n"
+        "显存：稳态下所有阶段都在一前一后地跑，所以所有阶段的峰值都是 P·M_p，跟 p 无关；GPipe 是 m·M_p。\n"
+        "代价：全局批 m·b·DP 变大，学习率要重调。",
+        {"bubble_floor": 0.5, "inflight_formula": 0, "side_effects": 0.5},
+        "P·M_p",
+    ),
+    "q2-large-m-is-free-under-1f1b": (
+        L16,
+        "q2",
+        "m→∞ 时气泡率趋于 1 − t̄/t_max，与 m 无关，增大 m 只摊薄预热和排空。\n"
+        "显存：1F1B 下阶段 p 的激活峰值是 min(m, P−p)·M_p，越靠前越大；GPipe 要存 m 份。\n"
+        "代价：在 1F1B 里显存封顶之后，加大 m 就是免费的，因此 m 越大越好。",
+        {"bubble_floor": 0.5, "inflight_formula": 1, "side_effects": 0},
+        "免费",
+    ),
+    "q3-vision-reads-the-action": (
+        L16,
+        "q3",
+        "设计：控制 200 Hz 把每一步的动作写进只保留最新值的缓冲区，视觉 30 Hz 每次编码前去读取最新动作，和图像一起编码，这样视觉不用等控制。\n"
+        "陈旧梯度：回传给视觉的梯度晚了 Δt 步，按 λ^Δt 衰减，并设上界 K，超过就丢；λ 靠实验调。",
+        {"decoupled_clocks": 0, "staleness_stabiliser": 1},
+        "读取最新动作",
+    ),
+    "q3-amplify-the-stale-gradient": (
+        L16,
+        "q3",
+        "视觉与控制各用自己的时钟，中间一个只存最新 latent 的缓冲区，控制每拍读最新值，不等新帧，所以不丢帧。\n"
+        "陈旧梯度：梯度晚到 Δt 步，作用被稀释了，所以 Δt 越大越要放大，把梯度乘上 λ^{-Δt}（λ<1）。",
+        {"decoupled_clocks": 1, "staleness_stabiliser": 0},
+        "越要放大",
+    ),
 }
 CASES.update(RULE_CASES)
 
