@@ -437,3 +437,9 @@ def test_any_two_of_the_situations_earn_lesson03_q1():
     assert (
         suggest(one + "\n\n" + one.replace("耗时稳定", "同构集群上耗时相同"), item).score == 0.5
     )  # same one twice
+
+
+def test_struck_through_text_is_what_the_student_withdrew_and_is_not_scored():
+    text = normalise("~~只存最新 latent 的缓冲区~~ 控制每拍等视觉新帧 <del>不等</del> <s>覆盖写</s> 再出动作")
+    assert "最新" not in text and "不等" not in text and "覆盖写" not in text
+    assert "控制每拍等视觉新帧" in text and "再出动作" in text

@@ -842,6 +842,42 @@ RULE_CASES = {
         {"decoupled_clocks": 1, "staleness_stabiliser": 0},
         "越要放大",
     ),
+    # fresh21 tuning (seen): a change of mind, struck-through text, the last word counts
+    "03q2-wait-the-formula-is-enough": (
+        L03,
+        "q2",
+        "误区一：以为按层数均分就是均衡。各层耗时不同，stage 5 有两个大 FFN，用 profiler 测每段的计算耗时，max/mean = 1.636。\n"
+        "误区二：以为增大 m 就能消除气泡。失衡时气泡趋于 1 − t̄/t_max，不随 m 消失；实测 m=16 的气泡率约 50.8%，均匀公式只有 30.4%。\n"
+        "等等，实测太麻烦了，我改一下：第二个误区拿均匀公式算一下气泡率就够了。",
+        {"layer_count": 0.5, "layer_measure": 0.5, "more_microbatches": 0.5, "bubble_measure": 0},
+        "拿均匀公式",
+    ),
+    "q3-struck-through-design-earns-nothing": (
+        L16,
+        "q3",
+        "~~视觉与控制各用自己的时钟，中间一个只存最新 latent 的缓冲区，控制每拍读最新值，不等新帧，所以不丢帧。~~\n"
+        "陈旧梯度：回传给视觉的梯度晚了 Δt 步，按 λ^Δt 衰减，并设上界 K，超过就丢；λ 靠实验调。",
+        {"decoupled_clocks": 0, "staleness_stabiliser": 1},
+        None,
+    ),
+    "q1-corrected-after-a-wrong-start": (
+        L16,
+        "q1",
+        "上游饥饿：下游太慢，上游发不出去。不对，我想错了，那是背压。\n"
+        "上游饥饿：[30,10,10,20] 里 stage 0 最慢，stage 1、2 每个周期只算 10 ms，剩下 20 ms 在等上游交出下一个输入。\n"
+        "下游背压：[20,10,10,30] 里 stage 3 更慢，还在算上一个微批次、没发出 recv，stage 2 的阻塞 send 完成不了，等待传回 stage 1、0。",
+        {"backpressure": 1, "upstream_starvation": 1},
+        None,
+    ),
+    "q1-corrected-after-a-wrong-start-with-the-buffer": (
+        L16,
+        "q1",
+        "上游饥饿：下游太慢，上游发不出去。不对，我想错了，那是背压。\n"
+        "上游饥饿：[30,10,10,20] 里 stage 0 最慢，stage 1、2 每个周期只算 10 ms，剩下 20 ms 在等上游交出下一个输入。\n"
+        "下游背压：[20,10,10,30] 里 stage 3 更慢，还在算上一个微批次、没发出 recv，stage 2 的阻塞 send 完成不了，没有缓冲时一路传回 stage 1、0。",
+        {"backpressure": 1, "upstream_starvation": 1},
+        None,
+    ),
 }
 CASES.update(RULE_CASES)
 
@@ -857,6 +893,12 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
             ("03q2-uniform-split-in-practice", "as graded"),
             ("03q2-layer-count-split-is-safest", "rules"),  # the learned reader lowers it
         )
+    },
+    **{
+        ("q1-corrected-after-a-wrong-start", reader): "a mechanism stated without a connective or a formula"
+        " ('stage 3 更慢…stage 2 的阻塞 send 完成不了') is not read as an explanation: the same answer with '没有缓冲时'"
+        " earns both points (q1-corrected-after-a-wrong-start-with-the-buffer)"
+        for reader in READERS
     },
     (
         "q1-strictly-no-stall-while-in-recv",

@@ -50,6 +50,8 @@ _SHRINKING = frozenset({"small", "sub", "sup"})
 SHRINK_DEPTH = 3
 #: elements whose text the browser does not show, even after sanitising (``<rp>``: ruby fallback)
 _UNSHOWN = frozenset({"rp"})
+#: struck-through text (``~~…~~``): shown crossed out, what the student withdrew; not scored
+_STRUCK = frozenset({"del", "s", "strike"})
 #: elements the sanitiser drops with their content (or whose content a browser never shows as text)
 _DROPPED_BODIES = frozenset({"script", "style", "svg", "math"})  # nh3 keeps the text of any other
 
@@ -122,7 +124,7 @@ class _Visible(HTMLParser):
         self.lines: list[str] = []
         self.line: list[str] = []
         self.stack: list[str] = []
-        self.pre = self.skip = self.shrink = 0
+        self.pre = self.skip = self.shrink = self.struck = 0
         self.anchor = False
         self.hidden: set[str] = set()
 
@@ -150,6 +152,7 @@ class _Visible(HTMLParser):
             self.skip += 1
         if tag in _SHRINKING:
             self.shrink += 1
+        self.struck += tag in _STRUCK
         if tag in ("em", "strong"):
             self.line.append(EMPHASIS)
         if tag == "a" and (attrs.get("href") or "").startswith("#") and set(self.stack) & _HEADINGS:
@@ -166,6 +169,7 @@ class _Visible(HTMLParser):
                 self.skip -= 1
             if top in _SHRINKING:
                 self.shrink -= 1
+            self.struck -= top in _STRUCK
             if top == "a":
                 self.anchor = False
             if top in ("em", "strong"):
@@ -176,7 +180,7 @@ class _Visible(HTMLParser):
                 break
 
     def handle_data(self, data):
-        if self.anchor and data.strip() == "¶":
+        if self.anchor and data.strip() == "¶" or self.struck:
             return
         if self.skip or self.shrink >= SHRINK_DEPTH:
             if data.strip():

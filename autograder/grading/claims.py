@@ -173,7 +173,7 @@ RETRACTION_RE = re.compile(
     r"|(?:is|are) (?:all )?(?:unnecessary|superfluous|overkill)"
     r"|(?:is|was) (?:only|just) an approximation|only approximate"
     # a later change of mind, read after the point it follows: "后来觉得…", "回头想…", "in the end …"
-    r"|后来(?:我)?(?:觉得|想想|发现)|回头(?:再)?想|\bon (?:reflection|second thoughts?)\b|\bin the end\b"
+    r"|后来(?:我)?(?:觉得|想想|发现)|回头(?:再)?想|(?:^|(?<=[。!?\n]))\s*等等\s*[,!:]|我?改一下\s*[,:]|(?<![没不])(?:想|写|记|算)错了|\bon (?:reflection|second thoughts?)\b|\bin the end\b"
     r"|\bbottom line\b|\bafter (?:looking|checking)\b[^.;\n]{0,24}\bagain\b|^\s*EDIT\s*[:：]"
     # the measures dismissed after they were proposed: "不需要任何稳定化措施", "not really needed"
     r"|\bnot really (?:needed|necessary)\b|不需要任何(?:的)?(?:稳定化?|措施|处理|修正)|(?:这些|那些)(?:措施|方法|处理|修正)\S{0,4}(?:都|也)?(?:不需要|用不上|没必要)",

@@ -12,7 +12,8 @@ How an answer is read
 1. **Plain text** (:func:`normalise`): the text of the answer *as the review page shows it*
    (:func:`autograder.grading.answer_text.visible`: nbconvert's markdown rendering sanitised by nh3, exactly the
    HTML formgrader shows), so nothing the instructor cannot see is scored (comments, script/style bodies,
-   alt text, formulas that hide text: those are flagged instead); every paragraph, list item, heading and
+   alt text, formulas that hide text: those are flagged instead; struck-through ``~~text~~``, which the student
+   withdrew, is not scored either); every paragraph, list item, heading and
    table cell becomes a line. Then Unicode NFKC (full-width -> half-width), every format (Cf) and
    default-ignorable character removed (flagged), ``×``/``⋅``/``a*b`` -> ``·``, unicode minus -> ``-``;
    ``$..$``/``$$..$$`` LaTeX is turned into text by pylatexenc
@@ -480,6 +481,16 @@ def _match(text: str, sents: list[_Sentence], unit: dict, deadline: float | None
     _, _, start, end, spans = best
     # the subject of a retraction is named by the claim's required concepts, not by a full-points detail
     taken_back = _retracted(text, sents, required, start, min(e for _, e in spans[: len(required)]))
+    while taken_back is not None:  # the last word counts: a passage after the retraction states it anew
+        later = [
+            ({k: v for k, v in w.items() if k > taken_back.sentence}, d)
+            for w, d in (required if half else found)
+        ]
+        again, _ = _passage(text, sents, later, unit.get("needs_reason", True), deadline)
+        if again is None:
+            break
+        _, _, start, end, spans = again
+        taken_back = _retracted(text, sents, required, start, min(e for _, e in spans[: len(required)]))
     met = _Match(True, quote=claims.trim_quote(text, start, end, spans), seen=True, half=half, at=start)
     if taken_back is not None:  # a soft one may belong to another point (_soft_retraction_owners)
         return _Match(
