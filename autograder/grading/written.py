@@ -42,9 +42,10 @@ How an answer is read
    (a) its first concept (its claim) is negated in a sentence that also names another of its concepts
    (a denial or a self-contradiction);
    (b) a later sentence about the same subject takes it back: "scratch that"/"收回" anywhere after the
-   passage; "doesn't matter"/"其实不…"/"其实只是…"/"不算…" after the passage's first hit, and only the
-   nearest point before it (another point's passage in between keeps this one) unless it speaks of all
-   ("这两点都站不住");
+   passage; "doesn't matter"/"其实不…"/"其实只是…"/"不算…"/a change of mind ("等等，", "我改一下：", "想错了")
+   after the passage's first hit, and only the nearest point before it (another point's passage in between
+   keeps this one) unless it speaks of all ("这两点都站不住"). The last word counts: a passage after the
+   retraction that states the point anew meets it;
    (c) one of the criterion's ``misreadings`` (rubric data: ``{pattern, why}``) matches, un-negated and
    not rejected in its own sentence ("…也不对", "is misleading"): a reversed causal direction, a
    misattributed mechanism, a rejected measure, an affirmative counter-design; ``why`` is the note. A
@@ -546,7 +547,7 @@ _ALL_POINTS_RE = re.compile(r"都|全部|两点|以上|上面|二者|两者|\b(?
 @dataclass(frozen=True)
 class _Retraction:
     sentence: int  # the index of the sentence that takes the statement back
-    strong: bool  # explicit ("scratch that", "收回"): it withdraws the point whatever follows
+    strong: bool  # explicit ("scratch that", "收回"): it withdraws the point, no owner sought (a soft one has one)
     clause_end: int = -1  # a soft one's: the end of its cue's clause (its subject is named before that)
 
 
